@@ -1,0 +1,104 @@
+# wapipe: `make` builds every program into bin/, `make check` runs the
+# tests (plain, then under ASan+UBSan), `make demo` runs a whole campaign
+# against a throwaway Postgres and the fake Cloud API.
+
+VERSION = 0.1.0
+PREFIX = /usr/local
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man
+DATADIR = $(PREFIX)/share/wapipe
+PKG_CONFIG = pkg-config
+
+# Objects go to $(O), programs to $(BIN); check-asan builds a second tree.
+O = build
+BIN = bin
+
+CFLAGS ?= -O2 -g
+SANFLAGS =
+override CFLAGS += -std=c11 -Wall -Wextra -Werror $(SANFLAGS)
+override CPPFLAGS += -D_GNU_SOURCE -Ilib -MMD -MP \
+	$(shell $(PKG_CONFIG) --cflags json-c libpq libcurl libmicrohttpd)
+override LDFLAGS += $(SANFLAGS)
+
+JSON = $(shell $(PKG_CONFIG) --libs json-c)
+PQ = $(shell $(PKG_CONFIG) --libs libpq)
+CURL = $(shell $(PKG_CONFIG) --libs libcurl)
+MHD = $(shell $(PKG_CONFIG) --libs libmicrohttpd) -lpthread
+CRYPTO = $(shell $(PKG_CONFIG) --libs libcrypto)
+
+# What each program links besides lib/ and json-c: only what it uses.
+LIBS_wa-campaign = $(PQ)
+LIBS_wa-claim = $(PQ)
+LIBS_wa-record = $(PQ)
+LIBS_wa-reconcile = $(PQ)
+LIBS_wa-status-ingest = $(PQ)
+LIBS_wa-throttle = $(PQ)
+LIBS_wa-send = $(CURL)
+LIBS_wa-fake-api = $(MHD) $(CURL) $(CRYPTO)
+LIBS_wa-webhook = $(MHD) $(CRYPTO)
+
+PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
+LIBOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*.c))
+MANS = $(wildcard man/*.[1-9])
+
+all: $(PROGS:%=$(BIN)/%)
+
+$(O)/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/cmd/%.o: cmd/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/libwa.a: $(LIBOBJ)
+	rm -f $@
+	$(AR) rcs $@ $(LIBOBJ)
+
+$(BIN)/%: $(O)/cmd/%.o $(O)/libwa.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(O)/libwa.a $(LIBS_$*) $(JSON) $(LDLIBS)
+
+deps:
+	@sh scripts/deps.sh
+
+# The suite, then the same suite under the sanitizers.
+check: deps all
+	WA_BIN=$(CURDIR)/$(BIN) prove -j2 tests/
+	$(MAKE) check-asan
+
+check-asan: deps
+	$(MAKE) O=build-asan BIN=build-asan/bin \
+	    CFLAGS='-O1 -g -fno-omit-frame-pointer' \
+	    SANFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=all' all
+	WA_BIN=$(CURDIR)/build-asan/bin \
+	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	    prove -j2 tests/
+
+demo: deps all
+	@sh scripts/demo.sh
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)
+	install -m 0755 $(PROGS:%=$(BIN)/%) $(DESTDIR)$(BINDIR)
+	install -m 0644 sql/schema.sql $(DESTDIR)$(DATADIR)
+	for m in $(MANS); do \
+		s=$${m##*.}; mkdir -p $(DESTDIR)$(MANDIR)/man$$s; \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; \
+	done
+
+uninstall:
+	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(DATADIR)/schema.sql
+	for m in $(MANS); do \
+		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; \
+	done
+
+clean:
+	rm -rf build build-asan bin
+
+.PHONY: all deps check check-asan demo install uninstall clean
+.SECONDARY:
+
+-include $(LIBOBJ:.o=.d) $(PROGS:%=$(O)/cmd/%.d)

@@ -1,0 +1,27 @@
+#!/bin/sh
+# deps.sh: installs the Debian packages that wapipe's build, tests, demo
+# and benchmarks need, when some are missing. As root it runs apt-get;
+# otherwise it prints the command and fails.
+set -eu
+
+pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
+libjson-c-dev libmicrohttpd-dev libssl-dev postgresql postgresql-client
+perl curl jq mandoc procps pv wrk util-linux"
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+	    grep -q 'install ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages; run as root: $cmd" >&2
+	exit 1
+fi
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

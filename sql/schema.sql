@@ -1,0 +1,72 @@
+-- wapipe schema (PostgreSQL 12 or later). Safe to apply twice: every
+-- statement creates only what is missing or replaces a function.
+--
+--   psql -v ON_ERROR_STOP=1 -f sql/schema.sql
+
+CREATE TABLE IF NOT EXISTS campaigns (
+	id		bigserial PRIMARY KEY,
+	name		text NOT NULL,
+	phone_number_id	text NOT NULL,
+	template_name	text NOT NULL,
+	template_lang	text NOT NULL DEFAULT 'en_US',
+	state		text NOT NULL DEFAULT 'draft' CHECK (state IN
+			    ('draft', 'running', 'paused', 'completed',
+			    'cancelled')),
+	-- Why the campaign was last paused or cancelled (e.g. a halt).
+	state_reason	text,
+	max_attempts	integer NOT NULL DEFAULT 10 CHECK (max_attempts > 0),
+	-- A send whose fate is unknown: send again (risking a duplicate)
+	-- or count it failed (risking a miss).
+	on_unknown	text NOT NULL DEFAULT 'resend' CHECK (on_unknown IN
+			    ('resend', 'fail')),
+	created_at	timestamptz NOT NULL DEFAULT now(),
+	started_at	timestamptz,
+	finished_at	timestamptz,
+	updated_at	timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS campaign_recipients (
+	id		bigserial PRIMARY KEY,
+	campaign_id	bigint NOT NULL REFERENCES campaigns (id)
+			    ON DELETE CASCADE,
+	-- E.164 with the '+': without it Meta prepends the sender's
+	-- country code.
+	phone		text NOT NULL CHECK (phone ~ '^\+[1-9][0-9]{6,14}$'),
+	template_params	jsonb NOT NULL DEFAULT '[]',
+	status		text NOT NULL DEFAULT 'pending' CHECK (status IN
+			    ('pending', 'sending', 'unknown', 'sent', 'failed',
+			    'delivered', 'read')),
+	-- Claims so far; also the fencing token of the claim in flight.
+	attempt		integer NOT NULL DEFAULT 0,
+	next_attempt_at	timestamptz NOT NULL DEFAULT now(),
+	claimed_at	timestamptz,
+	wamid		text,
+	status_at	timestamptz,
+	error_code	integer,
+	error_title	text,
+	UNIQUE (campaign_id, phone)
+);
+
+CREATE UNIQUE INDEX IF NOT EXISTS campaign_recipients_wamid
+	ON campaign_recipients (wamid);
+
+-- What wa-claim reads: stays small however many rows are done.
+CREATE INDEX IF NOT EXISTS campaign_recipients_pending
+	ON campaign_recipients (campaign_id, next_attempt_at)
+	WHERE status = 'pending';
+
+-- What wa-reconcile and the completion check read.
+CREATE INDEX IF NOT EXISTS campaign_recipients_unsettled
+	ON campaign_recipients (campaign_id, claimed_at)
+	WHERE status IN ('sending', 'unknown');
+
+-- A status only ever moves to a higher rank, whoever writes it.
+CREATE OR REPLACE FUNCTION status_rank(text) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE $1
+		WHEN 'pending' THEN 0 WHEN 'sending' THEN 0
+		WHEN 'unknown' THEN 0 WHEN 'sent' THEN 1
+		WHEN 'failed' THEN 2 WHEN 'delivered' THEN 3
+		WHEN 'read' THEN 4
+	END
+$$;

@@ -1,0 +1,173 @@
+# tests/lib.sh: sourced by every test. TAP output for prove, a private temp
+# dir removed at exit, and throwaway services: a Postgres cluster on a unix
+# socket in that dir (run as the postgres user when we are root).
+#
+#   . "$(dirname "$0")/lib.sh"
+#   pg_start
+#   ok 'claims a row' test "$(psql -Atc 'select 1')" = 1
+#   done_testing
+
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+WA_BIN=${WA_BIN:-$TOP/bin}
+PATH=$WA_BIN:$PATH
+export PATH LC_ALL=C TOP
+unset DATABASE_URL PGSERVICE PGPORT PGPASSWORD WA_TOKEN WA_TOKEN_FILE \
+    WA_APP_SECRET WA_APP_SECRET_FILE WA_API_BASE
+
+T=$(mktemp -d /tmp/wapipe-test.XXXXXX)
+chmod 755 "$T"
+export WA_STATE_DIR="$T/state"
+t_n=0
+t_failed=0
+t_pids=""
+
+t_cleanup() {
+	for p in $t_pids; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $t_pids; do
+		wait "$p" 2>/dev/null
+	done
+	[ -n "${PGDATA:-}" ] && pg_stop
+	rm -rf "$T"
+}
+trap t_cleanup EXIT
+trap 'exit 1' INT TERM
+
+# ok DESCRIPTION COMMAND...: passes when COMMAND succeeds.
+ok() {
+	t_d=$1
+	shift
+	t_n=$((t_n + 1))
+	if "$@"; then
+		echo "ok $t_n - $t_d"
+	else
+		echo "not ok $t_n - $t_d"
+		t_failed=$((t_failed + 1))
+	fi
+}
+
+# is GOT EXPECTED DESCRIPTION: passes when the strings are equal.
+is() {
+	t_n=$((t_n + 1))
+	if [ "$1" = "$2" ]; then
+		echo "ok $t_n - $3"
+	else
+		echo "not ok $t_n - $3"
+		printf '#   got:      %s\n#   expected: %s\n' "$1" "$2" |
+		    head -40
+		t_failed=$((t_failed + 1))
+	fi
+}
+
+# like GOT PATTERN DESCRIPTION: passes when grep -E finds PATTERN in GOT.
+like() {
+	t_n=$((t_n + 1))
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then
+		echo "ok $t_n - $3"
+	else
+		echo "not ok $t_n - $3"
+		printf '%s\n' "$1" | head -20 | sed 's/^/#   got: /'
+		printf '#   pattern: %s\n' "$2"
+		t_failed=$((t_failed + 1))
+	fi
+}
+
+# exits STATUS DESCRIPTION COMMAND...: passes when COMMAND exits STATUS
+# (a death by signal never passes unless STATUS says so).
+exits() {
+	t_want=$1
+	t_d=$2
+	shift 2
+	"$@"
+	is "$?" "$t_want" "$t_d (exit status)"
+}
+
+skip_all() {
+	echo "1..0 # SKIP $1"
+	exit 0
+}
+
+bail() {
+	echo "Bail out! $1"
+	exit 1
+}
+
+note() {
+	printf '%s\n' "$*" | sed 's/^/# /'
+}
+
+done_testing() {
+	echo "1..$t_n"
+	[ "$t_failed" -eq 0 ]
+}
+
+# bg COMMAND...: runs COMMAND in the background, killed at exit; its pid
+# is in $!.
+bg() {
+	"$@" &
+	t_pids="$t_pids $!"
+}
+
+# wait_for SECONDS COMMAND...: retries COMMAND every 0.05 s until it
+# succeeds; fails after SECONDS (a bound on waiting, not on speed).
+wait_for() {
+	t_end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -gt "$t_end" ] && return 1
+		sleep 0.05
+	done
+}
+
+as_pg() {
+	if [ "$(id -u)" = 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# pg_start: a new cluster on a unix socket in $T/pg, schema loaded; sets
+# PGHOST, PGUSER, PGDATABASE for the programs under test.
+pg_start() {
+	t_pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V |
+	    tail -1)
+	[ -x "$t_pgbin/initdb" ] || bail "no initdb: run make deps"
+	mkdir -p "$T/pg"
+	[ "$(id -u)" = 0 ] && chown postgres "$T/pg"
+	PGDATA=$T/pg/data
+	as_pg "$t_pgbin/initdb" -D "$PGDATA" -A trust -U postgres -N \
+	    >"$T/initdb.log" 2>&1 || bail "initdb failed: $(cat "$T/initdb.log")"
+	as_pg "$t_pgbin/pg_ctl" -D "$PGDATA" -l "$T/pg/log" -w -o \
+	    "-k $T/pg -c listen_addresses= -c fsync=off -c full_page_writes=off -c synchronous_commit=off ${PG_OPTIONS:-}" \
+	    start >/dev/null || bail "pg_ctl start failed: $(cat "$T/pg/log")"
+	export PGHOST=$T/pg PGUSER=postgres PGDATABASE=postgres PGDATA
+	psql -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null ||
+	    bail "schema did not load"
+}
+
+pg_stop() {
+	as_pg "$t_pgbin/pg_ctl" -D "$PGDATA" -m immediate -w stop \
+	    >/dev/null 2>&1
+	PGDATA=
+}
+
+# sql STATEMENT: runs STATEMENT, prints the rows unaligned.
+sql() {
+	psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"
+}
+
+# campaign [N]: a running campaign with N recipients (default 10),
+# +15550000001 upwards; prints its id.
+campaign() {
+	sql "insert into campaigns (name, phone_number_id, template_name,
+	    state) values ('test', '106540352242922', 'reminder', 'running')
+	    returning id" | head -1 >"$T/cid"
+	sql "insert into campaign_recipients (campaign_id, phone,
+	    template_params) select $(cat "$T/cid"),
+	    '+1555' || lpad(g::text, 7, '0'), jsonb_build_array('p' || g)
+	    from generate_series(1, ${1:-10}) g" >/dev/null
+	cat "$T/cid"
+}
