@@ -147,4 +147,9 @@ const char *wa_class_name(enum wa_class);
 int64_t wa_class_min_delay_ms(enum wa_class);
 int64_t wa_backoff_ms(int, int64_t, int64_t);
 
+/* hmac.c: webhook signatures (programs using it link libcrypto). */
+#define WA_SIGNATURE_LEN 71	/* "sha256=" and 64 hex digits */
+void wa_hmac_signature(const char *, const void *, size_t, char *);
+int wa_hmac_verify(const char *, const void *, size_t, const char *);
+
 #endif

@@ -70,3 +70,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 		WHEN 'read' THEN 4
 	END
 $$;
+
+-- wa-throttle --cluster: one row per number, shared by every host.
+
+-- wa-status-ingest: statuses waiting for their row, and spool progress.

@@ -1,0 +1,33 @@
+/*
+ * wa_bucket.h: one token bucket per business phone number, shared by every
+ * process on the host that sends from it (a small mmap'ed file per number
+ * under WA_STATE_DIR).
+ */
+#ifndef WA_BUCKET_H
+#define WA_BUCKET_H
+
+#include <stdint.h>
+
+#define WA_BUCKET_RATE 70	/* per second: under Meta's 80, on purpose */
+
+struct wa_bucket;
+struct wa_bucket_stats {
+	double		rate;		/* tokens per second */
+	int64_t		burst;		/* tokens that may go at once */
+	int64_t		paused_ms;	/* pause left, 0 when none */
+	uint64_t	passed;		/* tokens taken, by every process */
+	uint64_t	waited_ns;	/* time spent waiting, every process */
+	uint64_t	pauses;		/* pauses asked for */
+};
+
+const char *wa_bucket_dir(void);
+struct wa_bucket *wa_bucket_open(const char *, double, int64_t);
+int64_t wa_bucket_take(struct wa_bucket *);
+void wa_bucket_waited(struct wa_bucket *, int64_t);
+void wa_bucket_pause(struct wa_bucket *, int64_t);
+void wa_bucket_set_rate(struct wa_bucket *, double, int64_t);
+void wa_bucket_stats(struct wa_bucket *, struct wa_bucket_stats *);
+void wa_bucket_close(struct wa_bucket *);
+int wa_bucket_pause_number(const char *, int64_t);
+
+#endif
