@@ -6,7 +6,7 @@ set -eu
 
 pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
 libjson-c-dev libmicrohttpd-dev libssl-dev postgresql postgresql-client
-perl curl jq mandoc procps pv wrk util-linux"
+perl curl jq mandoc procps pv wrk util-linux openssl"
 
 missing=""
 for p in $pkgs; do
