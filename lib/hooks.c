@@ -106,9 +106,10 @@ build(struct wa_hooks *h)
 		} else
 			wa_buf_add(b, ",", 1);
 		wa_buf_add(b, s[i]->text, s[i]->len);
-		free(s[i]);
 	}
 	wa_buf_puts(b, "]},\"field\":\"messages\"}]}]}");
+	for (i = 0; i < n; i++)
+		free(s[i]);
 	wa_hmac_signature(h->c.secret, b->s, b->len, p->sig);
 	p->n = n;
 	p->id = ++h->next_id;
@@ -175,8 +176,7 @@ start_due(struct wa_hooks *h, int64_t now)
 			    h->ready_n * sizeof *h->ready);
 			h->ready_off = 0;
 			if (h->ready_n == h->ready_cap) {
-				h->ready_cap = h->ready_cap ? h->ready_cap * 2 :
-				    1024;
+				h->ready_cap *= 2;
 				h->ready = wa_realloc(h->ready,
 				    h->ready_cap * sizeof *h->ready);
 			}
@@ -309,6 +309,8 @@ wa_hooks_start(const struct wa_hooks_conf *c)
 	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
 		wa_die(EX_CANTCREAT, "open %s:", c->log);
 	h->fly = wa_alloc(c->inflight * sizeof *h->fly);
+	h->ready_cap = 1024;
+	h->ready = wa_alloc(h->ready_cap * sizeof *h->ready);
 	if ((h->multi = curl_multi_init()) == NULL)
 		wa_die(EX_OSERR, "webhooks: curl_multi_init failed");
 	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS,

@@ -33,8 +33,13 @@ fake_up() {
 	test -s "$t_fake_port"
 }
 
-# fake_stop: SIGTERM to the latest server; waits; its status in $?.
+# fake_stop: SIGTERM to the latest server, and a test that it exits 0
+# (under ASan a leak or error shows there); its exit status in $?.
 fake_stop() {
 	kill -TERM "$FAKE_PID"
 	wait "$FAKE_PID"
+	t_fake_rc=$?
+	is "$t_fake_rc" 0 "wa-fake-api $t_fake stops cleanly"
+	[ "$t_fake_rc" = 0 ] || sed 's/^/#   /' "$FAKE_ERR" | tail -20
+	return "$t_fake_rc"
 }
