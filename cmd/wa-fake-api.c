@@ -10,7 +10,8 @@
  * --log and, with --webhook-url, POSTs signed status webhooks (key from
  * WA_APP_SECRET or WA_APP_SECRET_FILE). Prints nothing on stdout.
  * Exits 0 after SIGTERM or SIGINT, 64 on a usage error, 69 when it
- * cannot listen, 78 without a token or an app secret.
+ * cannot listen, 73 when it cannot create a log, 78 without a token or
+ * an app secret.
  */
 #include <getopt.h>
 #include <limits.h>
