@@ -1,0 +1,162 @@
+/*
+ * report.c: where a campaign stands. One statement builds the whole
+ * report as JSON, so the counts, the errors and the rate all come from
+ * one snapshot; wa_report_print lays the same object out for people.
+ *
+ * "accepted" counts the rows the API took (sent, delivered or read, or
+ * failed later with a wamid). "rate" is accepted divided by the seconds
+ * between the earliest and the latest claimed_at of the campaign's rows
+ * (claimed_at is a row's latest claim, so pauses count as sending time);
+ * "rate_last_minute" is the rows accepted among those claimed in the
+ * last 60 seconds, divided by 60.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wa_report.h"
+
+#define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
+    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+static const char *report_sql =
+    "SELECT json_build_object('id', c.id, 'name', c.name,"
+    "  'state', c.state, 'state_reason', c.state_reason,"
+    "  'phone_number_id', c.phone_number_id, 'template', c.template_name,"
+    "  'language', c.template_lang, 'max_attempts', c.max_attempts,"
+    "  'on_unknown', c.on_unknown, 'created_at', " ISO("c.created_at") ","
+    "  'started_at', " ISO("c.started_at") ","
+    "  'finished_at', " ISO("c.finished_at") ","
+    "  'total', s.total, 'counts', s.counts, 'pending_later', s.later,"
+    "  'attempts', a.attempts, 'errors', e.errors,"
+    "  'accepted', t.accepted, 'first_claim_at', " ISO("t.first") ","
+    "  'last_claim_at', " ISO("t.last") ","
+    "  'claim_seconds', extract(epoch FROM t.last - t.first)::numeric,"
+    "  'rate', CASE WHEN t.last > t.first THEN round(t.accepted /"
+    "    extract(epoch FROM t.last - t.first)::numeric, 1) END,"
+    "  'rate_last_minute', round(t.recent / 60.0, 1))"
+    " FROM campaigns c,"
+    " LATERAL (SELECT coalesce(sum(g.n), 0) AS total,"
+    "   json_object_agg(k.k, coalesce(g.n, 0) ORDER BY k.o) AS counts,"
+    "   coalesce(sum(g.later), 0) AS later"
+    "  FROM unnest('{pending,sending,unknown,sent,delivered,read,failed}'"
+    "   ::text[]) WITH ORDINALITY k(k, o)"
+    "  LEFT JOIN (SELECT status, count(*) AS n, count(*) FILTER (WHERE"
+    "    status = 'pending' AND next_attempt_at > now()) AS later"
+    "   FROM campaign_recipients WHERE campaign_id = c.id"
+    "   GROUP BY status) g ON g.status = k.k) s,"
+    " LATERAL (SELECT coalesce(json_object_agg(attempt, n ORDER BY"
+    "   attempt), '{}') AS attempts FROM (SELECT attempt, count(*) AS n"
+    "   FROM campaign_recipients WHERE campaign_id = c.id"
+    "   GROUP BY attempt) x) a,"
+    " LATERAL (SELECT coalesce(json_agg(json_build_object('code',"
+    "   error_code, 'title', error_title, 'count', n,"
+    "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC), '[]')"
+    "   AS errors FROM (SELECT error_code, error_title, count(*) AS n,"
+    "   max(coalesce(status_at, claimed_at)) AS last"
+    "   FROM campaign_recipients WHERE campaign_id = c.id"
+    "   AND error_code IS NOT NULL GROUP BY error_code, error_title"
+    "   ORDER BY n DESC, last DESC NULLS LAST LIMIT 5) y) e,"
+    " LATERAL (SELECT count(*) FILTER (WHERE acc) AS accepted,"
+    "   count(*) FILTER (WHERE acc AND claimed_at > now() -"
+    "   interval '1 minute') AS recent,"
+    "   min(claimed_at) AS first, max(claimed_at) AS last"
+    "  FROM (SELECT claimed_at, status IN ('sent', 'delivered', 'read')"
+    "   OR wamid IS NOT NULL AS acc FROM campaign_recipients"
+    "   WHERE campaign_id = c.id) z) t"
+    " WHERE c.id = $1";
+
+/* The report of campaign id, or NULL when there is none. */
+struct json_object *
+wa_report(PGconn *conn, const char *id)
+{
+	const char *p[] = { id };
+	PGresult *res = wa_pg_exec(conn, report_sql, 1, p);
+	struct json_object *o = NULL;
+
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	if (PQntuples(res) == 1 &&
+	    (o = json_tokener_parse(PQgetvalue(res, 0, 0))) == NULL)
+		wa_die(EX_SOFTWARE, "the report is not JSON");
+	PQclear(res);
+	return o;
+}
+
+static const char *
+str(struct json_object *o, const char *key)
+{
+	const char *s = wa_json_str(o, key);
+
+	return s != NULL ? s : "-";
+}
+
+static long long
+num(struct json_object *o, const char *key)
+{
+	return json_object_get_int64(wa_json_get(o, key));
+}
+
+/* Seconds as "1h 2m 3s". */
+static void
+span(FILE *f, double secs)
+{
+	long long s = secs + 0.5;
+
+	if (s >= 3600)
+		fprintf(f, "%lldh ", s / 3600);
+	if (s >= 60)
+		fprintf(f, "%lldm ", s / 60 % 60);
+	fprintf(f, "%llds", s % 60);
+}
+
+void
+wa_report_print(FILE *f, struct json_object *o)
+{
+	struct json_object *v, *rate = wa_json_get(o, "rate");
+	long long total = num(o, "total"), n;
+	size_t i;
+
+	fprintf(f, "campaign %lld \"%s\": %s\n", num(o, "id"), str(o, "name"),
+	    str(o, "state"));
+	if (wa_json_str(o, "state_reason") != NULL)
+		fprintf(f, "  reason: %s\n", str(o, "state_reason"));
+	fprintf(f, "  template %s (%s) from number %s\n", str(o, "template"),
+	    str(o, "language"), str(o, "phone_number_id"));
+	fprintf(f, "  at most %lld attempts; a send of unknown fate: %s\n",
+	    num(o, "max_attempts"), str(o, "on_unknown"));
+	fprintf(f, "  created %s, started %s, finished %s\n",
+	    str(o, "created_at"), str(o, "started_at"), str(o, "finished_at"));
+	fprintf(f, "recipients %lld\n", total);
+	json_object_object_foreach(wa_json_get(o, "counts"), k, c) {
+		n = json_object_get_int64(c);
+		fprintf(f, "  %-10s %10lld %6.1f%%", k, n,
+		    total ? 100.0 * n / total : 0.0);
+		if (strcmp(k, "pending") == 0 && num(o, "pending_later") > 0)
+			fprintf(f, "  (%lld waiting to retry)",
+			    num(o, "pending_later"));
+		fputc('\n', f);
+	}
+	fprintf(f, "attempts  ");
+	json_object_object_foreach(wa_json_get(o, "attempts"), a, an)
+		fprintf(f, " %s: %lld", a, (long long)json_object_get_int64(an));
+	fprintf(f, "\nerrors, most common first:%s\n",
+	    json_object_array_length(wa_json_get(o, "errors")) ? "" : " none");
+	for (i = 0; i < json_object_array_length(wa_json_get(o, "errors"));
+	    i++) {
+		v = json_object_array_get_idx(wa_json_get(o, "errors"), i);
+		fprintf(f, "  %-7s %10lld  %s (last %s)\n",
+		    json_object_get_string(wa_json_get(v, "code")),
+		    num(v, "count"), str(v, "title"), str(v, "last_at"));
+	}
+	fprintf(f, "rate      ");
+	if (rate != NULL) {
+		fprintf(f, "%s/s: %lld accepted in ", json_object_get_string(rate),
+		    num(o, "accepted"));
+		span(f, json_object_get_double(wa_json_get(o,
+		    "claim_seconds")));
+		fprintf(f, " from the first claim to the last");
+	} else
+		fprintf(f, "- (%lld accepted)", num(o, "accepted"));
+	fprintf(f, "; %s/s in the last minute\n",
+	    json_object_get_string(wa_json_get(o, "rate_last_minute")));
+}
