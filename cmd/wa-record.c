@@ -120,7 +120,7 @@ flush(void)
 	PGresult *res = NULL;
 	int64_t t0 = wa_now_ns();
 	size_t i, j, applied;
-	int tries;
+	int tries, retry;
 
 	if (nrows == 0)
 		return;
@@ -130,45 +130,39 @@ flush(void)
 	for (i = 0; i < nrows; i++) {
 		struct row *r = &rows[i];
 
-		wa_buf_printf(&a[0], "%s%lld", i ? "," : "", (long long)r->id);
-		wa_buf_printf(&a[1], "%s%lld", i ? "," : "",
-		    (long long)r->attempt);
-		wa_pg_array_add(&a[2], outcomes[r->outcome],
-		    strlen(outcomes[r->outcome]));
-		if (r->wamid)
-			wa_pg_array_add(&a[3], r->wamid, strlen(r->wamid));
-		else
-			wa_pg_array_null(&a[3]);
+		wa_pg_array_int(&a[0], r->id);
+		wa_pg_array_int(&a[1], r->attempt);
+		wa_pg_array_str(&a[2], outcomes[r->outcome]);
+		wa_pg_array_str(&a[3], r->wamid);
 		if (r->code >= 0)
-			wa_buf_printf(&a[4], "%s%lld", i ? "," : "",
-			    (long long)r->code);
+			wa_pg_array_int(&a[4], r->code);
 		else
 			wa_pg_array_null(&a[4]);
-		if (r->title)
-			wa_pg_array_add(&a[5], r->title, strlen(r->title));
-		else
-			wa_pg_array_null(&a[5]);
-		wa_buf_printf(&a[6], "%s%lld", i ? "," : "",
-		    (long long)r->delay_ms);
+		wa_pg_array_str(&a[5], r->title);
+		wa_pg_array_int(&a[6], r->delay_ms);
 	}
 	for (j = 0; j < 7; j++) {
 		wa_pg_array_end(&a[j]);
 		p[j] = a[j].s;
 	}
 	/* One statement is one transaction: a kill leaves all or none. */
-	for (tries = 0; res == NULL && tries < 5; tries++) {
+	for (tries = 0; tries < 5; tries++) {
 		res = PQexecParams(conn, apply_sql, 7, NULL, p, NULL, NULL, 0);
 		if (PQresultStatus(res) == PGRES_TUPLES_OK)
 			break;
 		wa_pg_warn(conn, res, "record batch");
-		if (!wa_pg_retryable(conn, res))
-			exit(EX_UNAVAILABLE);
+		retry = wa_pg_retryable(conn, res);
 		PQclear(res);
 		res = NULL;
+		if (!retry)
+			break;
 		wa_sleep_ms(200 << tries);
 	}
+	for (j = 0; j < 7; j++)
+		wa_buf_free(&a[j]);
 	if (res == NULL)
-		wa_die(EX_UNAVAILABLE, "giving up on a batch of %zu", nrows);
+		wa_die(EX_UNAVAILABLE, "not recorded: a batch of %zu results "
+		    "(their rows stay sending for wa-reconcile)", nrows);
 	applied = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
 	if (applied < nrows) {
@@ -182,8 +176,6 @@ flush(void)
 		free(rows[i].title);
 	}
 	wa_metric_observe(batch_seconds, (wa_now_ns() - t0) / 1e9);
-	for (j = 0; j < 7; j++)
-		wa_buf_free(&a[j]);
 	wa_out_flush();		/* the lines added by take() */
 	nrows = 0;
 	lines.len = 0;
