@@ -124,10 +124,12 @@ state(const char *id)
 	PGresult *res = run("SELECT state FROM campaigns WHERE id = $1", 1,
 	    &id);
 
-	if (PQntuples(res) == 0)
-		wa_die(EX_USAGE, "no campaign %s", id);
-	snprintf(s, sizeof s, "%s", PQgetvalue(res, 0, 0));
+	*s = '\0';
+	if (PQntuples(res) == 1)
+		snprintf(s, sizeof s, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
+	if (*s == '\0')
+		wa_die(EX_USAGE, "no campaign %s", id);
 	return s;
 }
 

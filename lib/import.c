@@ -378,6 +378,6 @@ wa_rows_next(struct wa_rows *r)
 			r->lineno = r->in.lines.lineno;
 			return WA_LINE;
 		}
-		reject(r, line, len, bad);
+		reject(r, s, n, bad);
 	}
 }

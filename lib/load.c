@@ -113,19 +113,20 @@ copy(PGconn *conn, struct wa_rows *rows)
 unsigned long
 wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 {
-	const char *st;
 	unsigned long good, added;
 	PGresult *res;
+	char st[16] = "";
 
 	PQclear(run(conn, "BEGIN", 0, NULL));
 	res = run(conn, "SELECT state FROM campaigns WHERE id = $1", 1, &id);
-	if (PQntuples(res) == 0)
+	if (PQntuples(res) == 1)
+		snprintf(st, sizeof st, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (*st == '\0')
 		wa_die(EX_USAGE, "no campaign %s", id);
-	st = PQgetvalue(res, 0, 0);
 	if (strcmp(st, "completed") == 0 || strcmp(st, "cancelled") == 0)
 		wa_die(EX_DATAERR, "campaign %s is %s: no more recipients",
 		    id, st);
-	PQclear(res);
 	good = copy(conn, rows);
 	res = run(conn, insert_sql, 1, &id);
 	added = strtoul(PQcmdTuples(res), NULL, 10);
