@@ -271,7 +271,8 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:hn:", longs, NULL)) != -1)
 		switch (c) {
 		case 'B':
-			opt.base_ms = wa_num(optarg, 1, 86400000, "backoff base");
+			opt.base_ms = wa_num(optarg, 1, 86400000,
+			    "backoff base");
 			break;
 		case 'C':
 			opt.cap_ms = wa_num(optarg, 1, 86400000 * 7LL,
