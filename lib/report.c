@@ -136,7 +136,7 @@ wa_report_print(FILE *f, struct json_object *o)
 			    num(o, "pending_later"));
 		fputc('\n', f);
 	}
-	fprintf(f, "attempts  ");
+	fprintf(f, "attempts  %s", total ? "" : " -");
 	json_object_object_foreach(wa_json_get(o, "attempts"), a, an)
 		fprintf(f, " %s: %lld", a, (long long)json_object_get_int64(an));
 	fprintf(f, "\nerrors, most common first:%s\n",
