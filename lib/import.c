@@ -153,6 +153,18 @@ field(const char **p, const char *e, struct wa_buf *f, int *more)
 	return NULL;
 }
 
+/* s without the spaces around it. */
+static char *
+trim(char *s)
+{
+	size_t n;
+
+	s += strspn(s, " \t");
+	for (n = strlen(s); n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'); n--)
+		s[n - 1] = '\0';
+	return s;
+}
+
 /* Reads the header; a file without a good one cannot be imported. */
 static void
 header(struct wa_rows *r, const char *s, size_t n)
@@ -167,7 +179,7 @@ header(struct wa_rows *r, const char *s, size_t n)
 		if ((bad = field(&s, e, &r->field, &more)) != NULL)
 			wa_die(EX_DATAERR, "%s:%lu: header: %s", r->in.lines.name,
 			    r->in.lines.lineno, bad);
-		if (strcasecmp(r->field.s, "phone") == 0) {
+		if (strcasecmp(trim(r->field.s), "phone") == 0) {
 			if (r->phonecol >= 0)
 				wa_die(EX_DATAERR, "%s:%lu: header: two phone "
 				    "columns", r->in.lines.name,

@@ -71,13 +71,13 @@ like "$(tail -1 "$T/err")" ": 0 imported, 7 skipped as duplicates, 6 rejected" \
 is "$(rows "$c")" 6 "and never added twice"
 
 # CRLF, a byte order mark, the phone column elsewhere, stdin.
-printf '\357\273\277name,phone\r\nZoe,+15550000020\r\n\r\n"Y, Z",+15550000021\r\n' |
+printf '\357\273\277name, Phone \r\nZoe,+15550000020\r\n\r\n"Y, Z",+15550000021\r\n' |
     wa-campaign import "$c" - 2>"$T/err"
 is "$?" 0 "CRLF with a BOM from stdin: exit 0"
 is "$(cat "$T/err")" "wa-campaign: <stdin>: 2 imported, 0 skipped as duplicates, 0 rejected" \
     "the summary names stdin"
 is "$(params "$c" +15550000021)" '["Y, Z"]' \
-    "the phone column may be anywhere; the others are the params"
+    "the phone column may be anywhere, in any case; the others are params"
 
 # NDJSON.
 c=$(new)
