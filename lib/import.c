@@ -177,8 +177,8 @@ header(struct wa_rows *r, const char *s, size_t n)
 	memcpy(r->header, s, n);
 	while (more) {
 		if ((bad = field(&s, e, &r->field, &more)) != NULL)
-			wa_die(EX_DATAERR, "%s:%lu: header: %s", r->in.lines.name,
-			    r->in.lines.lineno, bad);
+			wa_die(EX_DATAERR, "%s:%lu: header: %s",
+			    r->in.lines.name, r->in.lines.lineno, bad);
 		if (strcasecmp(trim(r->field.s), "phone") == 0) {
 			if (r->phonecol >= 0)
 				wa_die(EX_DATAERR, "%s:%lu: header: two phone "

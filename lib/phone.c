@@ -53,8 +53,8 @@ wa_phone_e164(const char *s, size_t n, const char *cc, char *out)
 		nd -= 2;
 	} else if (!intl) {
 		if (cc == NULL)
-			return "no country code: write it with '+' or 00, or use "
-			    "--country-code";
+			return "no country code: write it with '+' or 00, "
+			    "or use --country-code";
 		pre = cc;
 		if (d[0] == '0') {
 			p++;

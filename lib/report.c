@@ -141,7 +141,8 @@ wa_report_print(FILE *f, struct json_object *o)
 	}
 	fprintf(f, "attempts  %s", total ? "" : " -");
 	json_object_object_foreach(wa_json_get(o, "attempts"), a, an)
-		fprintf(f, " %s: %lld", a, (long long)json_object_get_int64(an));
+		fprintf(f, " %s: %lld", a,
+		    (long long)json_object_get_int64(an));
 	fprintf(f, "\nerrors, most common first:%s\n",
 	    json_object_array_length(wa_json_get(o, "errors")) ? "" : " none");
 	for (i = 0; i < json_object_array_length(wa_json_get(o, "errors"));
@@ -153,8 +154,8 @@ wa_report_print(FILE *f, struct json_object *o)
 	}
 	fprintf(f, "rate      ");
 	if (rate != NULL) {
-		fprintf(f, "%s/s: %lld accepted in ", json_object_get_string(rate),
-		    num(o, "accepted"));
+		fprintf(f, "%s/s: %lld accepted in ",
+		    json_object_get_string(rate), num(o, "accepted"));
 		span(f, json_object_get_double(wa_json_get(o,
 		    "claim_seconds")));
 		fprintf(f, " from the first claim to the last");
