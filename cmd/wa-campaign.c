@@ -9,8 +9,8 @@
  * on stdout; messages on stderr. Exits 0 on success, 64 on a usage error
  * or an unknown campaign, 65 when a move is not allowed from the
  * campaign's state or an import rejected rows, 66 when the file cannot
- * be opened, 69 when Postgres fails, 75 when a signal cut an import
- * short (nothing imported).
+ * be opened, 69 when Postgres fails, 74 when reading the file or writing
+ * stdout fails, 75 when a signal cut an import short (nothing imported).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -74,14 +74,6 @@ static const char *requeue_sql =
     " wamid = NULL, status_at = NULL"
     " WHERE campaign_id = $1 AND status = $2"
     " AND ($3::integer IS NULL OR error_code = $3)";
-
-static const char *list_sql =
-    "SELECT c.id, c.state, count(r.id), count(r.id) FILTER (WHERE"
-    "  r.status IN ('pending', 'sending', 'unknown')),"
-    " count(r.id) FILTER (WHERE r.status IN ('sent', 'delivered', 'read')),"
-    " count(r.id) FILTER (WHERE r.status = 'failed'), c.name"
-    " FROM campaigns c LEFT JOIN campaign_recipients r"
-    "  ON r.campaign_id = c.id GROUP BY c.id ORDER BY c.id";
 
 static void
 usage(FILE *f, int status)
@@ -247,19 +239,8 @@ requeue(char **args)
 static int
 list(char **args)
 {
-	PGresult *res = run(list_sql, 0, NULL);
-	int i;
-
 	(void)args;
-	printf("%6s  %-9s %10s %10s %10s %10s  %s\n", "ID", "STATE",
-	    "RECIPIENTS", "TO SEND", "SENT", "FAILED", "NAME");
-	for (i = 0; i < PQntuples(res); i++)
-		printf("%6s  %-9s %10s %10s %10s %10s  %s\n",
-		    PQgetvalue(res, i, 0), PQgetvalue(res, i, 1),
-		    PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
-		    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5),
-		    PQgetvalue(res, i, 6));
-	PQclear(res);
+	wa_report_list(db(), stdout);
 	return 0;
 }
 

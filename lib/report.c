@@ -68,6 +68,15 @@ static const char *report_sql =
     "  'rate_last_minute', round(t.recent / 60.0, 1))"
     " FROM campaigns c JOIN g t ON t.set = 15 WHERE c.id = $1";
 
+/* Every campaign with its counts. */
+static const char *list_sql =
+    "SELECT c.id, c.state, count(r.id), count(r.id) FILTER (WHERE"
+    "  r.status IN ('pending', 'sending', 'unknown')),"
+    " count(r.id) FILTER (WHERE r.status IN ('sent', 'delivered', 'read')),"
+    " count(r.id) FILTER (WHERE r.status = 'failed'), c.name"
+    " FROM campaigns c LEFT JOIN campaign_recipients r"
+    "  ON r.campaign_id = c.id GROUP BY c.id ORDER BY c.id";
+
 /* The report of campaign id, or NULL when there is none. */
 struct json_object *
 wa_report(PGconn *conn, const char *id)
@@ -163,4 +172,24 @@ wa_report_print(FILE *f, struct json_object *o)
 		fprintf(f, "- (%lld accepted)", num(o, "accepted"));
 	fprintf(f, "; %s/s in the last minute\n",
 	    json_object_get_string(wa_json_get(o, "rate_last_minute")));
+}
+
+/* One line per campaign: id, state, counts, name. */
+void
+wa_report_list(PGconn *conn, FILE *f)
+{
+	PGresult *res = wa_pg_exec(conn, list_sql, 0, NULL);
+	int i;
+
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	fprintf(f, "%6s  %-9s %10s %10s %10s %10s  %s\n", "ID", "STATE",
+	    "RECIPIENTS", "TO SEND", "SENT", "FAILED", "NAME");
+	for (i = 0; i < PQntuples(res); i++)
+		fprintf(f, "%6s  %-9s %10s %10s %10s %10s  %s\n",
+		    PQgetvalue(res, i, 0), PQgetvalue(res, i, 1),
+		    PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
+		    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5),
+		    PQgetvalue(res, i, 6));
+	PQclear(res);
 }
