@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # pgtmp.sh: sourced by the tests, benchmarks and the demo. A throwaway
 # Postgres cluster on a unix socket in a directory of the caller's, run as
 # the postgres user when we are root (Postgres refuses root).
