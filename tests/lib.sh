@@ -124,41 +124,25 @@ wait_for() {
 	done
 }
 
-as_pg() {
-	if [ "$(id -u)" = 0 ]; then
-		runuser -u postgres -- "$@"
-	else
-		"$@"
-	fi
-}
+# shellcheck source=scripts/pgtmp.sh
+. "$TOP/scripts/pgtmp.sh"
 
 # pg_start: a new cluster on a unix socket in $T/pg, schema loaded; sets
 # PGHOST, PGUSER, PGDATABASE for the programs under test. Benchmarks
 # source this file too, with PG_DURABLE=1 for Postgres's default settings.
 pg_start() {
-	t_pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V |
-	    tail -1)
-	[ -x "$t_pgbin/initdb" ] || bail "no initdb: run make deps"
-	mkdir -p "$T/pg"
-	[ "$(id -u)" = 0 ] && chown postgres "$T/pg"
-	PGDATA=$T/pg/data
-	as_pg "$t_pgbin/initdb" -D "$PGDATA" -A trust -U postgres -N \
-	    >"$T/initdb.log" 2>&1 || bail "initdb failed: $(cat "$T/initdb.log")"
-	# Tests trade durability for speed; benchmarks (PG_DURABLE=1) don't.
+	# Tests trade durability for speed; benchmarks don't.
 	t_fast="-c fsync=off -c full_page_writes=off -c synchronous_commit=off"
 	[ -n "${PG_DURABLE:-}" ] && t_fast=""
-	as_pg "$t_pgbin/pg_ctl" -D "$PGDATA" -l "$T/pg/log" -w -o \
-	    "-k $T/pg -c listen_addresses= $t_fast ${PG_OPTIONS:-}" \
-	    start >/dev/null || bail "pg_ctl start failed: $(cat "$T/pg/log")"
-	export PGHOST=$T/pg PGUSER=postgres PGDATABASE=postgres PGDATA
+	# shellcheck disable=SC2086
+	pgtmp_start "$T/pg" $t_fast ${PG_OPTIONS:-} 2>"$T/pg.err" ||
+	    bail "no Postgres: $(cat "$T/pg.err")"
 	psql -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null ||
 	    bail "schema did not load"
 }
 
 pg_stop() {
-	as_pg "$t_pgbin/pg_ctl" -D "$PGDATA" -m immediate -w stop \
-	    >/dev/null 2>&1
-	PGDATA=
+	pgtmp_stop
 }
 
 # sql STATEMENT: runs STATEMENT, prints the rows unaligned.
