@@ -136,8 +136,8 @@ struct table {
 struct number {
 	struct number	*next;
 	int64_t		*ring;
-	long		 head;
-	long		 n;
+	int64_t		 head;
+	int64_t		 n;
 	char		 pnid[];
 };
 
@@ -582,17 +582,19 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 		wa_buf_json_string(&b, q->callback, strlen(q->callback));
 	}
 	if (strcmp(st, "sent") == 0)
-		wa_buf_printf(&b, ",\"conversation\":{\"id\":\"%016llx%016llx\","
-		    "\"expiration_timestamp\":\"%lld\",\"origin\":{\"type\":"
-		    "\"marketing\"}}", (unsigned long long)rnd(f),
-		    (unsigned long long)rnd(f), secs + 86400);
+		wa_buf_printf(&b, ",\"conversation\":{\"id\":"
+		    "\"%016llx%016llx\",\"expiration_timestamp\":\"%lld\","
+		    "\"origin\":{\"type\":\"marketing\"}}",
+		    (unsigned long long)rnd(f), (unsigned long long)rnd(f),
+		    secs + 86400);
 	if (strcmp(st, "sent") == 0 || strcmp(st, "delivered") == 0)
 		wa_buf_puts(&b, ",\"pricing\":{\"billable\":true,"
 		    "\"pricing_model\":\"PMP\",\"type\":\"regular\","
 		    "\"category\":\"marketing\"}");
 	if (code >= 0) {
 		e = meta_error(code);
-		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld,\"title\":", code);
+		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld,\"title\":",
+		    code);
 		wa_buf_json_string(&b, e->title, strlen(e->title));
 		wa_buf_puts(&b, ",\"message\":");
 		wa_buf_json_string(&b, e->title, strlen(e->title));
