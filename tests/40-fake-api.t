@@ -141,6 +141,9 @@ is "$(code)" 131051 'type text: 131051'
 post "$(body +15550000001 | jq -c '.biz_opaque_callback_data = ("x" * 513)')" \
     >/dev/null
 is "$(code)" 131009 'a callback over 512 characters: 131009'
+post "$(body +15550000001 | jq -c --arg t "$(head -c 70000 /dev/zero |
+    tr '\0' a)" '.template.components[0].parameters[0].text = $t')" >/dev/null
+is "$(code)" 100 'a body over 64 KiB: 100'
 is "$(curl -s -o "$T/out" -w '%{http_code}' -H @"$T/auth" \
     --data-binary "$(body +15550000001)" "$WA_API_BASE/$PNID/media")" 400 \
     'another path: HTTP 400'
