@@ -73,16 +73,22 @@ mkfifo "$T/fifo"
 wa-claim -c "$c" -n 100 >"$T/fifo" 2>/dev/null &
 claimer=$!
 exec 3<"$T/fifo"
+sending() {
+	sql "select count(*) from campaign_recipients where campaign_id = $c
+	    and status = 'sending'"
+}
+some() {
+	test "$(sending)" -gt 0
+}
+ok "wa-claim claims some rows" wait_for 60 some
 sleep 2
-n=$(sql "select count(*) from campaign_recipients where campaign_id = $c
-    and status = 'sending'")
+n=$(sending)
 ok "a stalled reader leaves few rows sending ($n of 20000)" test "$n" -le 300
-ok "but some were claimed" test "$n" -gt 0
 head -50 <&3 >/dev/null
-sleep 1
-m=$(sql "select count(*) from campaign_recipients where campaign_id = $c
-    and status = 'sending'")
-ok "reading more lets more be claimed ($m)" test "$m" -gt "$n"
+more() {
+	test "$(sending)" -gt "$n"
+}
+ok "reading more lets more be claimed" wait_for 60 more
 kill -TERM "$claimer"
 exec 3<&-
 wait "$claimer"
