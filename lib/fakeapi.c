@@ -409,6 +409,7 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 {
 	struct json_tokener *tok;
 	const char *p, *end;
+	size_t used;
 
 	memset(q, 0, sizeof *q);
 	/* "/{version}/{phone_number_id}/messages" */
@@ -420,7 +421,12 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 		return;
 	tok = json_tokener_new();
 	q->obj = json_tokener_parse_ex(tok, body, len);
-	if (q->obj != NULL && (json_tokener_get_parse_end(tok) != len ||
+	used = json_tokener_get_parse_end(tok);
+	/* One JSON object, and nothing after it but white space. */
+	while (used < len && strchr(" \t\r\n", body[used]) != NULL &&
+	    body[used] != '\0')
+		used++;
+	if (q->obj != NULL && (used != len ||
 	    !json_object_is_type(q->obj, json_type_object))) {
 		json_object_put(q->obj);
 		q->obj = NULL;
