@@ -191,11 +191,7 @@ main(int argc, char **argv)
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
 
-	fc.token = wa_secret("WA_TOKEN");
-	if (any) {
-		free(fc.token);
-		fc.token = NULL;
-	} else if (fc.token == NULL)
+	if (!any && (fc.token = wa_secret("WA_TOKEN")) == NULL)
 		wa_die(EX_CONFIG, "no token: set WA_TOKEN or WA_TOKEN_FILE, "
 		    "or accept any with --any-token");
 	if (hc.url != NULL && (secret = wa_secret("WA_APP_SECRET")) == NULL)
