@@ -153,19 +153,20 @@ report(void)
 static int
 take(struct number *nb, unsigned long lineno)
 {
-	int64_t ns, t0 = 0, until, ms;
+	int64_t ns, t0 = 0, now, until, ms;
 
 	while ((ns = nb->l ? wa_lease_take(nb->l) : wa_bucket_take(nb->b))) {
-		if (t0 == 0) {
-			t0 = wa_now_ns();
-			until = nb->l ? wa_lease_paused_until(nb->l) :
-			    wa_bucket_paused_until(nb->b);
-			if (until > t0 && nb->pause_seen <= t0) {
-				nb->pauses++;
-				wa_metric_add(nb->m_pauses, 1);
-				nb->pause_seen = until;
-			}
+		now = wa_now_ns();
+		t0 = t0 ? t0 : now;
+		until = nb->l ? wa_lease_paused_until(nb->l) :
+		    wa_bucket_paused_until(nb->b);
+		if (until > now && nb->pause_seen <= now) {
+			/* A new pause; one made longer counts once. */
+			nb->pauses++;
+			wa_metric_add(nb->m_pauses, 1);
 		}
+		if (until > nb->pause_seen)
+			nb->pause_seen = until;
 		/* Once stopped, finish the line in hand only if soon. */
 		if (wa_stopping && (ns < 0 || ns > 1000000000)) {
 			wa_warn("stopped: line %lu not passed on (no token)",
