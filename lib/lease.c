@@ -9,8 +9,9 @@
  * side: a token's earliest time from when the answer arrived, the lease's
  * end from when the question left. A token not used by the end of its
  * lease is dropped, so in any window the hosts together pass at most
- * rate + burst + one lease. When Postgres cannot be reached no token is
- * given (fail closed), and a new attempt is made every second.
+ * rate + burst + one lease. No lease starts more than one lease ahead,
+ * so none outlives a pause by much. When Postgres cannot be reached no
+ * token is given (fail closed), and a new attempt is made every second.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ struct wa_lease {
 	int64_t	 end;		/* no token of this lease after this */
 	int64_t	 n;
 	int64_t	 used;
+	int64_t	 retry_at;	/* no lease to be had before this */
 	int64_t	 paused_until;	/* the row's pause, as last seen */
 };
 
@@ -239,6 +241,8 @@ lease(struct wa_lease *l)
 	l->n = atoll(PQgetvalue(res, 0, 1));
 	l->every = ns_of(PQgetvalue(res, 0, 2), 1);
 	l->end = sent + ns_of(PQgetvalue(res, 0, 3), 0);
+	if (l->n == 0)
+		l->retry_at = l->first - l->lease_ns;
 	paused = ns_of(PQgetvalue(res, 0, 4), 1);
 	l->paused_until = paused > 0 ? got + paused : 0;
 	l->rate = atof(PQgetvalue(res, 0, 5));
@@ -264,9 +268,13 @@ wa_lease_take(struct wa_lease *l)
 		return until - now;
 	}
 	if (l->used >= l->n || now >= l->end) {
+		if (now < l->retry_at)
+			return l->retry_at - now;
 		if (lease(l) < 0)
 			return WA_LEASE_DOWN;
 		now = wa_now_ns();
+		if (l->n == 0)
+			return l->retry_at > now ? l->retry_at - now : 1000000;
 	}
 	t = l->first + l->used * l->every;
 	if (t > now)

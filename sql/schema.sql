@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS throttle_buckets (
 -- p_rate and p_burst if missing). Token i, from 0 to n - 1, may go
 -- wait_s + i * every_s seconds from now and none after end_s; times
 -- count from the server's clock at the lease, so hosts need not agree on
--- theirs. paused_s: how long the number stays paused (<= 0: not).
+-- theirs. n = 0: none before wait_s, ask again by then. paused_s: how
+-- long the number stays paused (0: not).
 CREATE OR REPLACE FUNCTION throttle_lease(p_number text,
     p_seconds double precision, p_rate double precision, p_burst integer,
     OUT wait_s double precision, OUT n integer,
@@ -116,11 +117,17 @@ BEGIN
 	n := greatest(1, ceil(b.rate * p_seconds))::integer;
 	start := greatest(b.tat, t,
 	    b.paused_until + make_interval(secs => tau));
-	UPDATE throttle_buckets
-	SET tat = start + make_interval(secs => n * every_s),
-	    leases = leases + 1, leased = leased + n, updated_at = t
-	WHERE phone_number_id = p_number;
 	wait_s := extract(epoch FROM start - t) - tau;
+	IF wait_s > p_seconds THEN
+		-- Too far ahead (a pause, or many hosts): reserve nothing,
+		-- so that no lease outlives a pause by much; ask again then.
+		n := 0;
+	ELSE
+		UPDATE throttle_buckets
+		SET tat = start + make_interval(secs => n * every_s),
+		    leases = leases + 1, leased = leased + n, updated_at = t
+		WHERE phone_number_id = p_number;
+	END IF;
 	end_s := extract(epoch FROM start - t) + n * every_s;
 	paused_s := CASE WHEN b.paused_until > t
 	    THEN extract(epoch FROM b.paused_until - t) ELSE 0 END;
