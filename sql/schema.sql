@@ -106,8 +106,11 @@ DECLARE
 	tau	double precision;
 	start	timestamptz;
 BEGIN
-	INSERT INTO throttle_buckets (phone_number_id, rate, burst)
-	VALUES (p_number, p_rate, p_burst) ON CONFLICT DO NOTHING;
+	-- A new bucket starts empty, as on a host.
+	INSERT INTO throttle_buckets (phone_number_id, rate, burst, tat)
+	VALUES (p_number, p_rate, p_burst, clock_timestamp() +
+	    make_interval(secs => (p_burst - 1) / p_rate))
+	ON CONFLICT DO NOTHING;
 	SELECT * INTO b FROM throttle_buckets
 	WHERE phone_number_id = p_number FOR UPDATE;
 	-- Read the clock once the row is ours: a lease waits its turn.
