@@ -98,8 +98,8 @@ number(const char *id)
 	if (cluster != NULL)
 		nb->l = wa_lease_open(cluster, nb->b, id, opt.rate,
 		    opt.burst, opt.lease_ms * 1000000);
-	else if (opt.rate_given && (st.rate < opt.rate * 0.999 ||
-	    st.rate > opt.rate * 1.001 || (opt.burst && st.burst != opt.burst)))
+	else if ((opt.rate_given && (st.rate < opt.rate * 0.999 ||
+	    st.rate > opt.rate * 1.001)) || (opt.burst && st.burst != opt.burst))
 		wa_warn("%s: its bucket is shared and runs at %g/s, burst "
 		    "%lld: -r and -b only make a new bucket (use --set-rate)",
 		    id, st.rate, (long long)st.burst);
