@@ -1,5 +1,6 @@
 /*
- * lease.c: the per-number bucket of wa-throttle --cluster, shared by every
+ * lease.c: the tokens of one number for this process: from the host's
+ * bucket (bucket.c) or, with a cluster, from the bucket shared by every
  * host through one Postgres row per number (throttle_buckets and
  * throttle_lease in sql/schema.sql). The row is a GCRA on the server's
  * clock. A process leases about 100 ms of tokens with one statement, so
@@ -183,10 +184,11 @@ run(struct wa_cluster *c, const char *sql, int n, const char *const *p)
 }
 
 /*
- * The bucket of number in the cluster; rate and burst make its row if it
- * is missing (an existing row keeps its own), lease_ns is the time one
- * lease covers. host is the number's bucket on this host: its pauses
- * (made by wa-send) hold this process at once and go on to every host.
+ * The tokens of number for this process: from host, the number's bucket
+ * on this host, or when c is not NULL from the cluster's row, made with
+ * rate and burst if it is missing (an existing row keeps its own), in
+ * leases of lease_ns. In a cluster, the host's pauses (made by wa-send)
+ * still hold this process at once, and go on to every host.
  */
 struct wa_lease *
 wa_lease_open(struct wa_cluster *c, struct wa_bucket *host,
@@ -258,9 +260,12 @@ lease(struct wa_lease *l)
 int64_t
 wa_lease_take(struct wa_lease *l)
 {
-	int64_t now = wa_now_ns(), t;
-	int64_t until = wa_bucket_paused_until(l->host);
+	int64_t now, t, until;
 
+	if (l->c == NULL)
+		return wa_bucket_take(l->host);
+	now = wa_now_ns();
+	until = wa_bucket_paused_until(l->host);
 	if (until > now) {
 		if (until > l->pushed && wa_lease_pause(l,
 		    (until - now + 999999) / 1000000) == 0)
@@ -292,19 +297,21 @@ wa_lease_paused_until(const struct wa_lease *l)
 	return until > l->paused_until ? until : l->paused_until;
 }
 
-double
-wa_lease_rate(const struct wa_lease *l)
+/* The bucket's figures; in a cluster, rate and burst as last leased. */
+void
+wa_lease_stats(const struct wa_lease *l, struct wa_bucket_stats *st)
 {
-	return l->rate;
+	wa_bucket_stats(l->host, st);
+	if (l->c != NULL) {
+		st->rate = l->rate;
+		st->burst = l->burst;
+	}
 }
 
-int64_t
-wa_lease_burst(const struct wa_lease *l)
-{
-	return l->burst;
-}
-
-/* Pauses the number on every host for ms; 0, or -1 if Postgres is down. */
+/*
+ * Pauses the number for ms, on this host or on every host; 0, or -1 if
+ * Postgres is down.
+ */
 int
 wa_lease_pause(struct wa_lease *l, int64_t ms)
 {
@@ -312,6 +319,10 @@ wa_lease_pause(struct wa_lease *l, int64_t ms)
 	const char *p[] = { l->number, rate, burst, msbuf };
 	PGresult *res;
 
+	if (l->c == NULL) {
+		wa_bucket_pause(l->host, ms);
+		return 0;
+	}
 	snprintf(rate, sizeof rate, "%.17g", l->rate);
 	snprintf(burst, sizeof burst, "%lld", (long long)l->burst);
 	snprintf(msbuf, sizeof msbuf, "%lld", (long long)ms);
@@ -323,8 +334,8 @@ wa_lease_pause(struct wa_lease *l, int64_t ms)
 }
 
 /*
- * Sets the number's rate on every host, and its burst (<= 0: 100 ms
- * worth of the rate); 0, or -1 if Postgres is down.
+ * Sets the number's rate, on this host or on every host, and its burst
+ * (<= 0: 100 ms worth of the rate); 0, or -1 if Postgres is down.
  */
 int
 wa_lease_set_rate(struct wa_lease *l, double rate, int64_t burst)
@@ -333,6 +344,10 @@ wa_lease_set_rate(struct wa_lease *l, double rate, int64_t burst)
 	const char *p[] = { l->number, r, b };
 	PGresult *res;
 
+	if (l->c == NULL) {
+		wa_bucket_set_rate(l->host, rate, burst);
+		return 0;
+	}
 	if (burst <= 0)
 		burst = wa_bucket_default_burst(rate);
 	snprintf(r, sizeof r, "%.17g", rate);
