@@ -42,16 +42,18 @@ clean(const char *s, char *out, size_t size)
 	return out;
 }
 
+/* Counts a thing skipped; logs the first of its kind: what "value". */
 static void
 odd(struct wa_status_batch *b, int kind, const char *where,
-    unsigned long lineno, const char *what)
+    unsigned long lineno, const char *what, const char *value)
 {
 	char c[64];
 
 	b->odd[kind]++;
 	if (logged[WA_ST_N + kind]++ == 0)
-		wa_warn("%s:%lu: %s skipped (counted; further ones are not "
-		    "logged)", where, lineno, clean(what, c, sizeof c));
+		wa_warn("%s:%lu: %s%s%s%s skipped (counted; further ones are "
+		    "not logged)", where, lineno, what, value ? " \"" : "",
+		    value ? clean(value, c, sizeof c) : "", value ? "\"" : "");
 }
 
 static struct json_object *
@@ -175,9 +177,8 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	int k;
 
 	if (id == NULL || *id == '\0' || strlen(id) > 256 || st == NULL) {
-		odd(b, WA_ODD_MALFORMED, where, lineno,
-		    "a status without \"id\" or \"status\" (or an id "
-		    "over 256 bytes)");
+		odd(b, WA_ODD_MALFORMED, where, lineno, "a status without "
+		    "\"id\" or \"status\" (or an id over 256 bytes)", NULL);
 		return;
 	}
 	for (k = 0; k < WA_ST_OTHER && strcmp(st, wa_st_names[k]) != 0; k++)
@@ -204,7 +205,7 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 		b->n--;
 		b->str.len = s->wamid;
 		odd(b, WA_ODD_MALFORMED, where, lineno,
-		    "a status whose id is not UTF-8");
+		    "a status whose id is not UTF-8", NULL);
 		return;
 	}
 	if (k != WA_ST_FAILED || (err = array(o, "errors")) == NULL ||
@@ -227,8 +228,8 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 	size_t i;
 
 	if (field == NULL || strcmp(field, "messages") != 0) {
-		odd(b, WA_ODD_FIELD, where, lineno, field ? field :
-		    "a change without \"field\"");
+		odd(b, WA_ODD_FIELD, where, lineno, "field", field ? field :
+		    "");
 		return;
 	}
 	if ((a = array(ch, "value.statuses")) != NULL)
@@ -238,7 +239,7 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 	if ((a = array(ch, "value.messages")) != NULL)
 		for (i = 0; i < json_object_array_length(a); i++)
 			odd(b, WA_ODD_MESSAGE, where, lineno,
-			    "an inbound message");
+			    "an inbound message", NULL);
 	if ((a = array(ch, "value.errors")) != NULL)
 		for (i = 0; i < json_object_array_length(a); i++) {
 			e = json_object_array_get_idx(a, i);
@@ -261,8 +262,8 @@ wa_status_walk(struct wa_status_batch *b, struct json_object *body,
 	entries = array(body, "entry");
 	if (obj == NULL || strcmp(obj, "whatsapp_business_account") != 0 ||
 	    entries == NULL) {
-		odd(b, WA_ODD_OBJECT, where, lineno, obj ? obj :
-		    "a body without \"object\" or \"entry\"");
+		odd(b, WA_ODD_OBJECT, where, lineno, "object", obj ? obj :
+		    "");
 		return;
 	}
 	for (i = 0; i < json_object_array_length(entries); i++) {
