@@ -403,7 +403,8 @@ wa_spool_next(struct wa_spool_reader *r, char **line, size_t *len)
 			if (openseg(r, next, 0) < 0)
 				return WA_ERROR;
 		}
-		nl = memchr(r->buf + r->start, '\n', r->len - r->start);
+		nl = r->len > r->start ? memchr(r->buf + r->start, '\n',
+		    r->len - r->start) : NULL;
 		if (nl != NULL) {
 			*line = r->buf + r->start;
 			*len = nl - *line;
