@@ -6,13 +6,14 @@
  * checkpoint that each batch commits together with its statuses, so a
  * crash neither loses a body nor applies one twice. Each batch is reduced
  * to the highest-ranked status per message and applied with one
- * statement, sorted and rank-monotone (lib/status.c); statuses whose row
- * is not there yet go to unmatched_statuses and are applied when it
- * appears. Writes nothing on stdout. Exits 0 at the end of input, after
- * SIGTERM or SIGINT (the batch in hand is applied first) or, with --once,
- * when the spool is caught up; 65 if a line was not a JSON object, 69
- * when Postgres fails, 74 when the spool cannot be read, 75 when another
- * process follows the same spool, 64 on a usage error.
+ * statement, sorted and rank-monotone (lib/status.c, lib/statusdb.c);
+ * statuses whose row is not there yet wait in unmatched_statuses and are
+ * applied when it appears. Writes nothing on stdout. Exits 0 at the end
+ * of input, after SIGTERM or SIGINT (the batch in hand is applied first)
+ * or, with --once, when the spool is caught up; 65 if a line was not a
+ * JSON object, 66 when the spool is missing, 69 when Postgres fails, 74
+ * when the spool cannot be read, 75 when another process follows the
+ * same spool, 64 on a usage error.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -24,6 +25,9 @@
 #include "wa_spool.h"
 #include "wa_status.h"
 
+#define RETRY_MS 1000		/* retry kept statuses at most this often */
+#define ALL 3153600000LL	/* a retry window of 100 years */
+
 static struct {
 	const char	*conninfo;
 	const char	*follow;
@@ -33,17 +37,15 @@ static struct {
 	long long	 sweep;
 	long long	 ttl;
 	int		 once;
-	int		 prune;
-} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, 0, 0 };
+} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, 0 };
 
-static PGconn *conn;
 static struct wa_input in;
 static struct wa_spool_reader rd;
-static char *spool;			/* the followed directory's path */
-static struct wa_status_batch batch;
+static struct wa_status_sink sink;
+static int64_t retried_at, sweep_at;
 static struct wa_metric *m_seen[WA_ST_N], *m_odd[WA_ODD_N], *m_bodies;
-static struct wa_metric *m_applied[4], *m_kept, *m_retried, *m_expired;
-static struct wa_metric *m_rejected, *m_size, *m_secs, *m_lag;
+static struct wa_metric *m_applied[4], *m_kept, *m_matched, *m_expired;
+static struct wa_metric *m_rejected, *m_size;
 
 static void
 usage(FILE *f, int status)
@@ -57,52 +59,105 @@ usage(FILE *f, int status)
 	exit(status);
 }
 
-/*
- * Applies the batch, retrying unmatched statuses received within window
- * seconds (-1: all), and commits the spool position with it.
- */
 static void
-flush(long long window)
+metrics(void)
 {
-	struct wa_status_result r;
-	int64_t t0 = wa_now_ns();
-	size_t statuses = batch.n;
+	static const double sizes[] = { 1, 10, 100, 500, 1000, 2000, 5000,
+	    10000 };
+	static const double secs[] = { .001, .005, .01, .025, .05, .1, .25,
+	    .5, 1, 5 };
+	static const double lags[] = { 1, 5, 15, 60, 300, 900, 3600, 21600,
+	    86400 };
+	char l[64];
 	int i;
 
-	wa_status_reduce(&batch);
-	wa_status_apply(conn, &batch, rd.seg >= 0 ? spool : NULL, rd.seg,
-	    rd.off, window, &r, m_lag);
-	for (i = 0; i < 4; i++)
-		wa_metric_add(m_applied[i], r.applied[i]);
-	wa_metric_add(m_kept, r.kept);
-	wa_metric_add(m_retried, r.matched);
-	if (statuses > 0) {
-		wa_metric_observe(m_size, statuses);
-		wa_metric_observe(m_secs, (wa_now_ns() - t0) / 1e9);
+	for (i = 0; i < WA_ST_N; i++) {
+		snprintf(l, sizeof l, "status=\"%s\"", wa_st_names[i]);
+		m_seen[i] = wa_counter("wa_status_ingest_statuses_total", l,
+		    "Statuses read, by status value.");
+		if (i < 4)
+			m_applied[i] = wa_counter(
+			    "wa_status_ingest_applied_total", l,
+			    "Statuses that moved a row up, by status.");
 	}
+	for (i = 0; i < WA_ODD_N; i++) {
+		snprintf(l, sizeof l, "kind=\"%s\"", wa_odd_names[i]);
+		m_odd[i] = wa_counter("wa_status_ingest_skipped_total", l,
+		    "Things in bodies that are not statuses, by kind.");
+	}
+	m_bodies = wa_counter("wa_status_ingest_bodies_total", NULL,
+	    "Webhook bodies read.");
+	m_rejected = wa_counter("wa_status_ingest_rejected_total", NULL,
+	    "Lines that were not a JSON object.");
+	m_kept = wa_counter("wa_status_ingest_unmatched_kept_total", NULL,
+	    "Statuses that matched no row, kept in unmatched_statuses.");
+	m_matched = wa_counter("wa_status_ingest_unmatched_matched_total",
+	    NULL, "Kept statuses whose row appeared later.");
+	m_expired = wa_counter("wa_status_ingest_unmatched_expired_total",
+	    NULL, "Kept statuses dropped after --unmatched-ttl.");
+	m_size = wa_histogram("wa_status_ingest_batch_statuses", NULL,
+	    "Statuses in one batch, before reduction.", sizes, 8);
+	sink.secs = wa_histogram("wa_status_ingest_batch_seconds", NULL,
+	    "From sending a batch to its commit.", secs, 10);
+	sink.lag = wa_histogram("wa_status_ingest_lag_seconds", NULL,
+	    "From a status's timestamp to its application.", lags, 9);
+}
+
+/* Brings the counters up to date and writes them now and then. */
+static void
+report(void)
+{
+	int i;
+
 	for (i = 0; i < WA_ST_N; i++)
-		wa_metric_set(m_seen[i], batch.seen[i]);
+		wa_metric_set(m_seen[i], sink.b[0].seen[i] + sink.b[1].seen[i]);
 	for (i = 0; i < WA_ODD_N; i++)
-		wa_metric_set(m_odd[i], batch.odd[i]);
+		wa_metric_set(m_odd[i], sink.b[0].odd[i] + sink.b[1].odd[i]);
+	for (i = 0; i < 4; i++)
+		wa_metric_set(m_applied[i], sink.total.applied[i]);
+	wa_metric_set(m_kept, sink.total.kept);
+	wa_metric_set(m_matched, sink.total.matched);
 	wa_metric_set(m_rejected, in.rejected);
-	wa_status_clear(&batch);
-	if (opt.prune && rd.seg >= 0)
-		wa_spool_prune(spool, rd.seg);
 	wa_metrics_tick();
 }
 
-/* Retries every unmatched status, then drops those past their ttl. */
 static void
-sweep(void)
+flush(void)
+{
+	wa_metric_observe(m_size, sink.b[sink.cur].n);
+	wa_status_flush(&sink, rd.seg, rd.off);
+	report();
+}
+
+/* Kept statuses: the young ones now and then, all at each sweep. */
+static void
+retry(void)
 {
 	long long n;
 
-	flush(-1);
-	if (opt.ttl > 0 && (n = wa_status_expire(conn, opt.ttl)) > 0) {
+	if (wa_now_ms() < sweep_at) {
+		wa_status_retry(&sink, opt.window);
+		retried_at = wa_now_ms();
+		return;
+	}
+	wa_status_retry(&sink, ALL);
+	retried_at = wa_now_ms();
+	sweep_at = retried_at + opt.sweep * 1000;
+	if (opt.ttl > 0 && (n = wa_status_expire(sink.conn, opt.ttl)) > 0) {
 		wa_warn("expired %lld unmatched statuses older than %llds", n,
 		    opt.ttl);
 		wa_metric_add(m_expired, n);
 	}
+}
+
+/* When the loop must next retry without input (ms). */
+static int64_t
+due(void)
+{
+	if (sink.kept_at > 0 && wa_now_ms() - sink.kept_at <=
+	    opt.window * 1000 && retried_at + RETRY_MS < sweep_at)
+		return retried_at + RETRY_MS;
+	return sweep_at;
 }
 
 /* The next body: WA_LINE, WA_TOOLONG, WA_AGAIN, WA_EOF or WA_ERROR. */
@@ -126,83 +181,59 @@ next(char **line, size_t *len, unsigned long *lineno, int timeout)
 	return r;
 }
 
+/* Reads and applies bodies until the input ends; returns an exit code. */
 static int
-blank(const char *s, size_t n)
+loop(void)
 {
-	while (n > 0 && strchr(" \t\r", s[n - 1]) != NULL)
-		n--;
-	return n == 0;
-}
+	struct wa_record rec = { 0 };
+	const char *why;
+	int64_t first = 0, wait;
+	int r, pend = 0;
 
-/* Takes one body into the batch; a line that is no JSON object is rejected. */
-static void
-take(char *line, size_t len, unsigned long lineno)
-{
-	struct wa_record rec = { NULL, line, len, lineno };
-	enum json_tokener_error e;
-	size_t end;
-
-	if (blank(line, len))
-		return;
-	json_tokener_reset(in.tok);
-	rec.obj = json_tokener_parse_ex(in.tok, line, len);
-	e = json_tokener_get_error(in.tok);
-	end = json_tokener_get_parse_end(in.tok);
-	if (rec.obj == NULL || e != json_tokener_success)
-		wa_input_reject(&in, &rec, "not valid JSON: %s",
-		    e == json_tokener_continue ? "unexpected end of line" :
-		    json_tokener_error_desc(e));
-	else if (!json_object_is_type(rec.obj, json_type_object) ||
-	    !blank(line + end, len - end))
-		wa_input_reject(&in, &rec, "not one JSON object");
-	else
-		wa_status_walk(&batch, rec.obj, in.lines.name, lineno);
-	json_object_put(rec.obj);
-}
-
-static void
-metrics(void)
-{
-	static const double sizes[] = { 1, 10, 100, 500, 1000, 2000, 5000,
-	    10000 };
-	static const double secs[] = { .001, .005, .01, .025, .05, .1, .25,
-	    .5, 1, 5 };
-	static const double lags[] = { 1, 5, 15, 60, 300, 900, 3600, 21600,
-	    86400 };
-	char l[64];
-	int i;
-
-	for (i = 0; i < WA_ST_N; i++) {
-		snprintf(l, sizeof l, "status=\"%s\"", wa_st_names[i]);
-		m_seen[i] = wa_counter("wa_status_ingest_statuses_total", l,
-		    "Statuses read, by status value.");
+	for (;;) {
+		if (pend == 0 && !wa_stopping && wa_now_ms() >= due())
+			retry();
+		if (wa_stopping)
+			break;
+		wait = (pend ? first + opt.flush_ms : due()) - wa_now_ms();
+		r = next(&rec.line, &rec.len, &rec.lineno, wait < 0 ? 0 :
+		    wait > INT_MAX ? INT_MAX : (int)wait);
+		if (r == WA_LINE || r == WA_TOOLONG) {
+			if (pend++ == 0)
+				first = wa_now_ms();
+			wa_metric_add(m_bodies, 1);
+			if (r == WA_TOOLONG)
+				rec.line = NULL;
+			why = r == WA_TOOLONG ? "a line over 4 MiB" :
+			    wa_status_take(&sink.b[sink.cur], in.tok, rec.line,
+			    rec.len, in.lines.name, rec.lineno);
+			if (why != NULL)
+				wa_input_reject(&in, &rec, "%s", why);
+			if ((long long)sink.b[sink.cur].n >= opt.batch) {
+				flush();
+				pend = 0;
+			}
+		} else if (r == WA_ERROR) {
+			wa_warn("read %s:", in.lines.name);
+			return EX_IOERR;
+		} else if (r == WA_EOF)
+			break;
+		else if (pend && wa_now_ms() - first >= opt.flush_ms) {
+			flush();
+			pend = 0;
+		} else if (!pend) {
+			wa_status_collect(&sink);
+			report();
+			if (opt.once)
+				break;
+		}
 	}
-	for (i = 0; i < 4; i++) {
-		snprintf(l, sizeof l, "status=\"%s\"", wa_st_names[i]);
-		m_applied[i] = wa_counter("wa_status_ingest_applied_total", l,
-		    "Statuses that moved a row up, by status.");
-	}
-	for (i = 0; i < WA_ODD_N; i++) {
-		snprintf(l, sizeof l, "kind=\"%s\"", wa_odd_names[i]);
-		m_odd[i] = wa_counter("wa_status_ingest_skipped_total", l,
-		    "Things in bodies that are not statuses, by kind.");
-	}
-	m_bodies = wa_counter("wa_status_ingest_bodies_total", NULL,
-	    "Webhook bodies read.");
-	m_rejected = wa_counter("wa_status_ingest_rejected_total", NULL,
-	    "Lines that were not a JSON object.");
-	m_kept = wa_counter("wa_status_ingest_unmatched_kept_total", NULL,
-	    "Statuses that matched no row, kept in unmatched_statuses.");
-	m_retried = wa_counter("wa_status_ingest_unmatched_matched_total",
-	    NULL, "Kept statuses whose row appeared later.");
-	m_expired = wa_counter("wa_status_ingest_unmatched_expired_total",
-	    NULL, "Kept statuses dropped after --unmatched-ttl.");
-	m_size = wa_histogram("wa_status_ingest_batch_statuses", NULL,
-	    "Statuses in one batch, before reduction.", sizes, 8);
-	m_secs = wa_histogram("wa_status_ingest_batch_seconds", NULL,
-	    "Time to apply one batch.", secs, 10);
-	m_lag = wa_histogram("wa_status_ingest_lag_seconds", NULL,
-	    "From a status's timestamp to its application.", lags, 9);
+	if (pend)
+		flush();
+	wa_status_collect(&sink);
+	if (sink.kept_at > 0)
+		wa_status_retry(&sink, opt.window);
+	return 0;
 }
 
 int
@@ -223,12 +254,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *reject = NULL;
-	long long seg, off, wait;
-	int64_t first = 0, sweep_at = 0;
-	unsigned long lineno;
-	char *line;
-	size_t len;
-	int c, r, pend = 0, status = 0;
+	long long seg, off;
+	int c, status;
 
 	wa_prog = "wa-status-ingest";
 	while ((c = getopt_long(argc, argv, "d:hn:", longs, NULL)) != -1)
@@ -255,7 +282,7 @@ main(int argc, char **argv)
 			opt.once = 1;
 			break;
 		case 'p':
-			opt.prune = 1;
+			sink.prune = 1;
 			break;
 		case 'R':
 			reject = optarg;
@@ -277,7 +304,7 @@ main(int argc, char **argv)
 		default:
 			usage(stderr, EX_USAGE);
 		}
-	if (optind != argc || ((opt.once || opt.prune) && !opt.follow))
+	if (optind != argc || ((opt.once || sink.prune) && !opt.follow))
 		usage(stderr, EX_USAGE);
 
 	wa_signals();
@@ -285,58 +312,23 @@ main(int argc, char **argv)
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 0);
 	if (reject != NULL)
 		wa_input_reject_file(&in, reject);
-	conn = wa_pg_connect(opt.conninfo);
+	sink.conn = wa_pg_connect(opt.conninfo);
 	rd.seg = -1;
 	rd.fd = -1;
 	if (opt.follow != NULL) {
-		if ((spool = realpath(opt.follow, NULL)) == NULL)
+		if ((sink.spool = realpath(opt.follow, NULL)) == NULL)
 			wa_die(EX_NOINPUT, "open %s:", opt.follow);
-		wa_status_checkpoint(conn, spool, &seg, &off);
-		wa_spool_reader_open(&rd, spool, seg, off);
+		wa_status_checkpoint(sink.conn, sink.spool, &seg, &off);
+		wa_spool_reader_open(&rd, sink.spool, seg, off);
 	}
-	for (;;) {
-		if (pend == 0 && !wa_stopping && wa_now_ms() >= sweep_at) {
-			sweep();
-			sweep_at = wa_now_ms() + opt.sweep * 1000;
-		}
-		if (wa_stopping)
-			break;
-		wait = pend ? first + opt.flush_ms - wa_now_ms() :
-		    sweep_at - wa_now_ms();
-		r = next(&line, &len, &lineno, wait < 0 ? 0 : (int)wait);
-		if (r == WA_LINE || r == WA_TOOLONG) {
-			if (pend++ == 0)
-				first = wa_now_ms();
-			wa_metric_add(m_bodies, 1);
-			if (r == WA_LINE)
-				take(line, len, lineno);
-			else
-				wa_input_reject(&in, &(struct wa_record){
-				    NULL, NULL, 0, lineno },
-				    "line longer than %d bytes", WA_LINE_MAX);
-			if ((long long)batch.n >= opt.batch) {
-				flush(opt.window);
-				pend = 0;
-			}
-		} else if (r == WA_ERROR) {
-			wa_warn("read %s:", in.lines.name);
-			status = EX_IOERR;
-			break;
-		} else if (r == WA_EOF)
-			break;
-		else if (pend && wa_now_ms() - first >= opt.flush_ms) {
-			flush(opt.window);
-			pend = 0;
-		} else if (!pend && opt.once)
-			break;
-	}
-	if (pend || opt.follow == NULL)
-		flush(opt.window);
+	status = loop();
+	report();
 	wa_metrics_write();
-	PQfinish(conn);
-	wa_status_free(&batch);
+	PQfinish(sink.conn);
+	wa_status_free(&sink.b[0]);
+	wa_status_free(&sink.b[1]);
 	wa_input_free(&in);
 	wa_spool_reader_close(&rd);
-	free(spool);
+	free((char *)sink.spool);
 	return status ? status : in.rejected ? EX_DATAERR : 0;
 }

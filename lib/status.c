@@ -276,6 +276,48 @@ wa_status_walk(struct wa_status_batch *b, struct json_object *body,
 	}
 }
 
+static int
+blank(const char *s, size_t n)
+{
+	while (n > 0 && strchr(" \t\r", s[n - 1]) != NULL)
+		n--;
+	return n == 0;
+}
+
+/*
+ * Parses one line with tok and walks it; returns why it is not one JSON
+ * object, or NULL (a blank line is nothing to take).
+ */
+const char *
+wa_status_take(struct wa_status_batch *b, struct json_tokener *tok,
+    const char *line, size_t len, const char *where, unsigned long lineno)
+{
+	static char why[128];
+	struct json_object *o;
+	enum json_tokener_error e;
+	size_t end;
+
+	if (blank(line, len))
+		return NULL;
+	json_tokener_reset(tok);
+	o = json_tokener_parse_ex(tok, line, len);
+	e = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (o == NULL || e != json_tokener_success)
+		snprintf(why, sizeof why, "not valid JSON: %s",
+		    e == json_tokener_continue ? "unexpected end of line" :
+		    json_tokener_error_desc(e));
+	else if (!json_object_is_type(o, json_type_object) ||
+	    !blank(line + end, len - end))
+		snprintf(why, sizeof why, "not one JSON object");
+	else
+		*why = '\0';
+	if (*why == '\0')
+		wa_status_walk(b, o, where, lineno);
+	json_object_put(o);
+	return *why ? why : NULL;
+}
+
 /* By recipient id (statuses without one last), wamid, rank down, time. */
 static int
 cmp(const void *pa, const void *pb, void *arg)

@@ -1,21 +1,39 @@
 /*
- * statusdb.c: applying a batch of statuses to campaign_recipients in one
- * statement, and the spool checkpoint that commits with it.
+ * statusdb.c: applying statuses to campaign_recipients.
  *
- * The statement resolves each status to its row (the recipient id, else
- * the wamid), adds the kept statuses of unmatched_statuses whose row has
- * appeared (those received within the retry window, or all of them when
- * sweeping) and deletes them, keeps one status per row (the highest rank,
- * then the earliest), updates the rows whose rank it raises in id order,
- * keeps what matched no row, and moves the checkpoint: all or nothing, as
- * one statement is one transaction. Rows settle through the same guard:
- * a row in sending or unknown that gets any status leaves rank 0.
+ * A batch is one prepared statement, sent without waiting so that the
+ * next batch is parsed while Postgres applies this one. It resolves each
+ * status to its row (the recipient id, else the wamid), keeps one status
+ * per row (the highest rank, then the earliest), updates the rows whose
+ * rank it raises, in id order, puts what matched no row in
+ * unmatched_statuses, and moves the spool checkpoint: all or nothing, as
+ * one statement is one transaction. A row in sending or unknown that gets
+ * any status leaves rank 0 through the same guard, which settles it.
+ *
+ * Kept statuses are retried by a second statement, run only while some
+ * may match: it moves those whose row has appeared onto it, through the
+ * same update.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "wa_pg.h"
+#include "wa_spool.h"
 #include "wa_status.h"
+
+/* The update both statements end with, from m(id, status, at, code, title). */
+#define UPDATE_M \
+    " m AS (SELECT DISTINCT ON (id) * FROM m0" \
+    "  ORDER BY id, status_rank(status) DESC, at)," \
+    " upd AS (UPDATE campaign_recipients r SET status = m.status," \
+    "   status_at = coalesce(m.at, now())," \
+    "   error_code = CASE WHEN m.status = 'failed' THEN m.code" \
+    "    ELSE r.error_code END," \
+    "   error_title = CASE WHEN m.status = 'failed' THEN m.title" \
+    "    ELSE r.error_title END" \
+    "  FROM m WHERE r.id = m.id" \
+    "   AND status_rank(m.status) > status_rank(r.status)" \
+    "  RETURNING r.id, m.status, extract(epoch FROM now() - m.at) AS lag)"
 
 static const char *apply_sql =
     "WITH b AS (SELECT coalesce(b.rid, (SELECT c.id FROM campaign_recipients"
@@ -23,27 +41,8 @@ static const char *apply_sql =
     "   to_timestamp(b.ts) AS at, b.code, b.title"
     "  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[],"
     "   $5::integer[], $6::text[]) AS b(rid, wamid, status, ts, code, title)),"
-    " old AS (SELECT u.wamid, u.status, coalesce(u.recipient_id, (SELECT c.id"
-    "   FROM campaign_recipients c WHERE c.wamid = u.wamid)) AS id"
-    "  FROM unmatched_statuses u WHERE $10::float8 IS NULL"
-    "   OR u.received_at >= now() - make_interval(secs => $10)),"
-    " retried AS (DELETE FROM unmatched_statuses u"
-    "  USING old o, campaign_recipients c"
-    "  WHERE u.wamid = o.wamid AND u.status = o.status AND c.id = o.id"
-    "  RETURNING c.id, u.status, u.status_at AS at, u.error_code AS code,"
-    "   u.error_title AS title),"
-    " m AS (SELECT DISTINCT ON (id) * FROM (SELECT id, status, at, code,"
-    "   title FROM b WHERE id IS NOT NULL UNION ALL SELECT * FROM retried) s"
-    "  ORDER BY id, status_rank(status) DESC, at),"
-    " upd AS (UPDATE campaign_recipients r SET status = m.status,"
-    "   status_at = coalesce(m.at, now()),"
-    "   error_code = CASE WHEN m.status = 'failed' THEN m.code"
-    "    ELSE r.error_code END,"
-    "   error_title = CASE WHEN m.status = 'failed' THEN m.title"
-    "    ELSE r.error_title END"
-    "  FROM m WHERE r.id = m.id"
-    "   AND status_rank(m.status) > status_rank(r.status)"
-    "  RETURNING r.id, m.status, extract(epoch FROM now() - m.at) AS lag),"
+    " m0 AS (SELECT id, status, at, code, title FROM b WHERE id IS NOT NULL),"
+    UPDATE_M ","
     " kept AS (INSERT INTO unmatched_statuses (wamid, status, recipient_id,"
     "   status_at, error_code, error_title)"
     "  SELECT b.wamid, b.status, b.rid, b.at, b.code, b.title FROM b"
@@ -58,8 +57,23 @@ static const char *apply_sql =
     "  RETURNING 1)"
     " SELECT status, lag FROM upd"
     " UNION ALL SELECT 'kept', count(*) FROM kept"
-    " UNION ALL SELECT 'retried', count(*) FROM retried"
     " UNION ALL SELECT 'checkpoint', count(*) FROM ck";
+
+static const char *retry_sql =
+    "WITH old AS (SELECT u.wamid, u.status, coalesce(u.recipient_id,"
+    "   (SELECT c.id FROM campaign_recipients c WHERE c.wamid = u.wamid))"
+    "   AS id FROM unmatched_statuses u"
+    "  WHERE u.received_at >= now() - make_interval(secs => $1)),"
+    " m0 AS (DELETE FROM unmatched_statuses u"
+    "  USING old o, campaign_recipients c"
+    "  WHERE u.wamid = o.wamid AND u.status = o.status AND c.id = o.id"
+    "  RETURNING c.id, u.status, u.status_at AS at, u.error_code AS code,"
+    "   u.error_title AS title),"
+    UPDATE_M
+    " SELECT status, lag FROM upd"
+    " UNION ALL SELECT 'matched', count(*) FROM m0";
+
+static int prepared_pid;	/* the backend the statement is prepared on */
 
 static void
 num(struct wa_buf *a, int has, int64_t v)
@@ -119,9 +133,22 @@ lock(PGconn *conn, const char *spool)
 }
 
 /*
- * Runs sql, again after a deadlock or a lost connection (then taking the
- * spool's lock again), or exits 69.
+ * Whether a failed statement may run again (a deadlock, a lost
+ * connection: then taking the spool's lock again); exits 69 after the
+ * try-th failure or one that is not worth retrying.
  */
+static void
+failed(PGconn *conn, PGresult *res, const char *spool, int try)
+{
+	wa_pg_warn(conn, res, "postgres");
+	if (try >= 8 || !wa_pg_retryable(conn, res))
+		exit(EX_UNAVAILABLE);
+	PQclear(res);
+	wa_sleep_ms(wa_backoff_ms(try, 100, 10000));
+	if (spool != NULL && PQstatus(conn) == CONNECTION_OK)
+		lock(conn, spool);
+}
+
 static PGresult *
 run(PGconn *conn, const char *spool, const char *sql, int n,
     const char *const *p)
@@ -134,13 +161,7 @@ run(PGconn *conn, const char *spool, const char *sql, int n,
 		if (PQresultStatus(res) == PGRES_TUPLES_OK ||
 		    PQresultStatus(res) == PGRES_COMMAND_OK)
 			return res;
-		wa_pg_warn(conn, res, "postgres");
-		if (try >= 8 || !wa_pg_retryable(conn, res))
-			exit(EX_UNAVAILABLE);
-		PQclear(res);
-		wa_sleep_ms(wa_backoff_ms(try, 100, 10000));
-		if (spool != NULL && PQstatus(conn) == CONNECTION_OK)
-			lock(conn, spool);
+		failed(conn, res, spool, try);
 	}
 }
 
@@ -167,33 +188,53 @@ wa_status_checkpoint(PGconn *conn, const char *spool, long long *seg,
 	PQclear(res);
 }
 
-/*
- * Applies the reduced batch b, retrying kept statuses received within
- * window seconds (-1: all), and saves (seg, off) as spool's checkpoint
- * (spool NULL: none). Counts go to *r; each applied status's lag to lag.
- */
-void
-wa_status_apply(PGconn *conn, struct wa_status_batch *b,
-    const char *spool, long long seg, long long off, long long window,
-    struct wa_status_result *r, struct wa_metric *lag)
+/* Sends the statement of b, prepared first on a new connection. */
+static void
+submit(PGconn *conn, struct wa_status_batch *b)
 {
-	char num[3][32];
-	const char *p[10], *what;
 	PGresult *res;
-	int i, k;
+	int try;
+
+	for (try = 0; prepared_pid != PQbackendPID(conn); try++) {
+		res = PQprepare(conn, "wa_status_apply", apply_sql, 0, NULL);
+		if (PQresultStatus(res) == PGRES_COMMAND_OK)
+			prepared_pid = PQbackendPID(conn);
+		else
+			failed(conn, res, b->spool, try);
+		PQclear(res);
+	}
+	if (!PQsendQueryPrepared(conn, "wa_status_apply", 9, b->p, NULL, NULL,
+	    0))
+		prepared_pid = 0;
+	b->t0 = wa_now_ns();
+}
+
+/* Sends the reduced batch b, with (seg, off) as spool's checkpoint. */
+static void
+send_batch(PGconn *conn, struct wa_status_batch *b, const char *spool,
+    long long seg, long long off)
+{
+	int i;
 
 	arrays(b, b->arr);
 	for (i = 0; i < 6; i++)
-		p[i] = b->arr[i].s;
-	snprintf(num[0], sizeof num[0], "%lld", seg);
-	snprintf(num[1], sizeof num[1], "%lld", off);
-	snprintf(num[2], sizeof num[2], "%lld", window);
-	p[6] = spool;
-	p[7] = num[0];
-	p[8] = num[1];
-	p[9] = window >= 0 ? num[2] : NULL;
-	res = run(conn, spool, apply_sql, 10, p);
-	memset(r, 0, sizeof *r);
+		b->p[i] = b->arr[i].s;
+	snprintf(b->num[0], sizeof b->num[0], "%lld", seg);
+	snprintf(b->num[1], sizeof b->num[1], "%lld", off);
+	b->spool = spool;
+	b->p[6] = spool;
+	b->p[7] = b->num[0];
+	b->p[8] = b->num[1];
+	submit(conn, b);
+}
+
+/* Adds the rows of res to *r; each applied status's lag to lag. */
+static void
+tally(PGresult *res, struct wa_status_result *r, struct wa_metric *lag)
+{
+	const char *what;
+	int i, k;
+
 	for (i = 0; i < PQntuples(res); i++) {
 		what = PQgetvalue(res, i, 0);
 		for (k = 0; k < 4 && strcmp(what, wa_st_names[k]) != 0; k++)
@@ -204,10 +245,93 @@ wa_status_apply(PGconn *conn, struct wa_status_batch *b,
 				wa_metric_observe(lag,
 				    atof(PQgetvalue(res, i, 1)));
 		} else if (strcmp(what, "kept") == 0)
-			r->kept = atoll(PQgetvalue(res, i, 1));
-		else if (strcmp(what, "retried") == 0)
-			r->matched = atoll(PQgetvalue(res, i, 1));
+			r->kept += atoll(PQgetvalue(res, i, 1));
+		else if (strcmp(what, "matched") == 0)
+			r->matched += atoll(PQgetvalue(res, i, 1));
 	}
+}
+
+/*
+ * Waits for the statement of b; sends it again after a deadlock or a
+ * lost connection, exits 69 when it cannot be applied.
+ */
+static void
+wait_batch(PGconn *conn, struct wa_status_batch *b,
+    struct wa_status_result *r, struct wa_metric *lag)
+{
+	PGresult *res, *last = NULL;
+	int try = 0;
+
+	for (;;) {
+		while ((res = PQgetResult(conn)) != NULL) {
+			PQclear(last);
+			last = res;
+		}
+		if (PQresultStatus(last) == PGRES_TUPLES_OK)
+			break;
+		if (last == NULL)
+			last = PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
+		failed(conn, last, b->spool, try++);
+		last = NULL;
+		submit(conn, b);
+	}
+	tally(last, r, lag);
+	PQclear(last);
+}
+
+/* Waits for the batch in flight, if any: then it is committed. */
+void
+wa_status_collect(struct wa_status_sink *k)
+{
+	struct wa_status_batch *b = &k->b[!k->cur];
+	long long kept = k->total.kept;
+
+	if (!k->busy)
+		return;
+	k->busy = 0;
+	wait_batch(k->conn, b, &k->total, k->lag);
+	if (k->secs != NULL)
+		wa_metric_observe(k->secs, (wa_now_ns() - b->t0) / 1e9);
+	if (k->total.kept > kept)
+		k->kept_at = wa_now_ms();
+	if (k->prune && b->spool != NULL)
+		wa_spool_prune(b->spool, atoll(b->num[0]));
+	wa_status_clear(b);
+}
+
+/*
+ * Reduces the batch being filled and sends it, with the spool position
+ * (seg, off) that it completes (seg -1: none), after the batch before it
+ * has been committed; while Postgres applies it, the next one fills.
+ */
+void
+wa_status_flush(struct wa_status_sink *k, long long seg, long long off)
+{
+	struct wa_status_batch *b = &k->b[k->cur];
+
+	wa_status_reduce(b);
+	wa_status_collect(k);
+	send_batch(k->conn, b, seg >= 0 ? k->spool : NULL, seg, off);
+	k->busy = 1;
+	k->cur = !k->cur;
+}
+
+/*
+ * Applies the kept statuses received within window seconds whose row has
+ * appeared.
+ */
+void
+wa_status_retry(struct wa_status_sink *k, long long window)
+{
+	const char *p[1];
+	PGresult *res;
+	char s[32];
+
+	wa_status_collect(k);
+	snprintf(s, sizeof s, "%lld", window);
+	p[0] = s;
+	res = run(k->conn, NULL, retry_sql, 1, p);
+	tally(res, &k->total, k->lag);
 	PQclear(res);
 }
 
@@ -228,4 +352,3 @@ wa_status_expire(PGconn *conn, long long ttl)
 	PQclear(res);
 	return n;
 }
-

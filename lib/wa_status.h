@@ -44,6 +44,10 @@ struct wa_status_batch {
 	uint64_t	 seen[WA_ST_N];	/* totals since the start */
 	uint64_t	 odd[WA_ODD_N];
 	struct wa_buf	 arr[6];	/* the batch as array parameters */
+	const char	*p[9];		/* the statement's parameters */
+	char		 num[2][24];
+	const char	*spool;
+	int64_t		 t0;		/* when it was sent */
 };
 
 /* What one statement did. */
@@ -55,15 +59,30 @@ struct wa_status_result {
 
 void wa_status_walk(struct wa_status_batch *, struct json_object *,
     const char *, unsigned long);
+const char *wa_status_take(struct wa_status_batch *, struct json_tokener *,
+    const char *, size_t, const char *, unsigned long);
 void wa_status_reduce(struct wa_status_batch *);
 void wa_status_clear(struct wa_status_batch *);
 void wa_status_free(struct wa_status_batch *);
 
-/* statusdb.c: Postgres. */
+/* statusdb.c: Postgres. Batches go out one behind the other. */
+struct wa_status_sink {
+	PGconn		*conn;
+	const char	*spool;		/* the followed spool, or NULL */
+	int		 prune;		/* remove segments behind it */
+	struct wa_status_batch b[2];	/* b[cur] fills; the other is */
+	int		 cur;
+	int		 busy;		/* in flight, when busy */
+	struct wa_status_result total;	/* since the start */
+	int64_t		 kept_at;	/* when a status was last kept, ms */
+	struct wa_metric *lag;		/* histograms, or NULL */
+	struct wa_metric *secs;
+};
+
 void wa_status_checkpoint(PGconn *, const char *, long long *, long long *);
-void wa_status_apply(PGconn *, struct wa_status_batch *, const char *,
-    long long, long long, long long, struct wa_status_result *,
-    struct wa_metric *);
+void wa_status_flush(struct wa_status_sink *, long long, long long);
+void wa_status_collect(struct wa_status_sink *);
+void wa_status_retry(struct wa_status_sink *, long long);
 long long wa_status_expire(PGconn *, long long);
 
 #endif
