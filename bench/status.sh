@@ -7,7 +7,8 @@
 #    the same run and from the same state: (a) the same batches as plain
 #    `UPDATE ... FROM unnest(...)` statements run by psql, (b) one UPDATE
 #    per status from psql (a sample of NAIVE statuses, default 20,000;
-#    the rate is extrapolated). Two rounds of (a) and ingest.
+#    the rate is extrapolated). ROUNDS rounds (default 3) of (a) then
+#    ingest, each from the same reset state; the median ratio is printed.
 # 2. wa-webhook under wrk: a 1-status body, signed once, posted by 64
 #    and by 8 connections for DURATION seconds (default 10), the spool on
 #    the disk with fsync on.
@@ -17,6 +18,7 @@
 # latency percentiles and max RSS.
 ROWS=${1:-150000}
 NAIVE=${NAIVE:-20000}
+ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 BATCH=1000
 PER_BODY=100
@@ -25,7 +27,7 @@ export PG_OPTIONS
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../tests/lib.sh"
 pg_start
-cid=$(campaign "$ROWS")
+campaign "$ROWS" >/dev/null
 sql "update campaign_recipients set status = 'sent', attempt = 1,
     wamid = 'wamid.HBgL' || md5(id::text)" >/dev/null
 
@@ -82,7 +84,7 @@ awk -v batch="$BATCH" '{ print int((NR - 1) / batch), $1, $3, $4 }' \
 head -n "$NAIVE" "$T/stream" | awk '{ printf "UPDATE campaign_recipients SET status = '"'"'%s'"'"', status_at = to_timestamp(%d) WHERE id = %d AND status_rank('"'"'%s'"'"') > status_rank(status);\n", $3, $4, $1, $3 }' >"$T/naive.sql"
 
 echo "wa-status-ingest: $total statuses, $PER_BODY per body, batches of $BATCH; $(nproc) cores"
-for round in 1 2; do
+for round in $(seq "$ROUNDS"); do
 	reset
 	s=$(date +%s.%N)
 	psql -X -q -f "$T/batched.sql" >/dev/null
@@ -98,7 +100,11 @@ for round in 1 2; do
 	n=$(sql "select count(*) from campaign_recipients where status = 'read'")
 	[ "$n" = "$ROWS" ] || bail "only $n rows read"
 	echo "  round $round wa-status-ingest --follow: $t s, $i statuses/s ($(echo "$i $a" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of (a)), max RSS $(cat "$T/rss") KiB"
+	echo "$i $a" | awk '{ print $1 / $2 }' >>"$T/ratios"
+	echo "$i" >>"$T/rates"
 done
+echo "  median: wa-status-ingest $(sort -n "$T/rates" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') statuses/s, $(sort -n "$T/ratios" | awk '{ v[NR] = $1 } END { printf "%.0f%%", 100 * v[int((NR + 1) / 2)] }') of (a)"
+i=$(sort -n "$T/rates" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 reset
 s=$(date +%s.%N)
 psql -X -q -f "$T/naive.sql" >/dev/null

@@ -318,7 +318,8 @@ main(int argc, char **argv)
 	spool = wa_spool_open(opt.spool, opt.segment);
 	mopts[1].value = opt.max_conns;
 	d = wa_httpd_start(opt.listen, opt.port_file,
-	    MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION, handle, NULL, mopts);
+	    MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+	    handle, NULL, mopts);
 	wa_httpd_run(d);
 	wa_metric_set(fsyncs_total, spool->fsyncs);
 	wa_spool_close(spool);

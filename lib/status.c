@@ -341,9 +341,11 @@ cmp(const void *pa, const void *pb, void *arg)
 	}
 	if (a->rank != b->rank)
 		return b->rank - a->rank;
-	if (a->ts != b->ts)
-		return a->ts == 0 ? 1 : b->ts == 0 ? -1 : a->ts < b->ts ? -1 : 1;
-	return 0;
+	if (a->ts == b->ts)
+		return 0;
+	if (a->ts == 0 || b->ts == 0)
+		return a->ts == 0 ? 1 : -1;
+	return a->ts < b->ts ? -1 : 1;
 }
 
 static int
