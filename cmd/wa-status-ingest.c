@@ -143,7 +143,7 @@ retry(void)
 	wa_status_retry(&sink, ALL);
 	retried_at = wa_now_ms();
 	sweep_at = retried_at + opt.sweep * 1000;
-	if (opt.ttl > 0 && (n = wa_status_expire(sink.conn, opt.ttl)) > 0) {
+	if (opt.ttl > 0 && (n = wa_status_expire(&sink, opt.ttl)) > 0) {
 		wa_warn("expired %lld unmatched statuses older than %llds", n,
 		    opt.ttl);
 		wa_metric_add(m_expired, n);
@@ -196,6 +196,8 @@ loop(void)
 		if (wa_stopping)
 			break;
 		wait = (pend ? first + opt.flush_ms : due()) - wa_now_ms();
+		if (!pend && sink.busy)
+			wait = 0;	/* first collect the batch in flight */
 		r = next(&rec.line, &rec.len, &rec.lineno, wait < 0 ? 0 :
 		    wait > INT_MAX ? INT_MAX : (int)wait);
 		if (r == WA_LINE || r == WA_TOOLONG) {

@@ -153,6 +153,7 @@ static enum MHD_Result
 start(struct MHD_Connection *c, const char *method, void **state)
 {
 	const char *sig, *cl;
+	long long len = 0;
 	struct req *r;
 
 	if (strcmp(method, "GET") == 0)
@@ -161,17 +162,18 @@ start(struct MHD_Connection *c, const char *method, void **state)
 		return answer(c, NULL, 4);
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl != NULL && strtoll(cl, NULL, 10) > opt.max_body)
+	if (cl != NULL && (len = strtoll(cl, NULL, 10)) > opt.max_body)
 		return answer(c, NULL, 5);
 	sig = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "X-Hub-Signature-256");
-	if (sig == NULL || strlen(sig) != WA_SIGNATURE_LEN)
+	if (sig == NULL || strlen(sig) != WA_SIGNATURE_LEN ||
+	    strncmp(sig, "sha256=", 7) != 0)
 		return answer(c, NULL, 2);
 	r = wa_alloc(sizeof *r);
 	r->t0 = wa_now_ns();
 	memcpy(r->sig, sig, sizeof r->sig);
-	if (cl != NULL)
-		wa_buf_grow(&r->body, strtoll(cl, NULL, 10) + 1);
+	if (len > 0)
+		wa_buf_grow(&r->body, len + 1);
 	*state = r;
 	return MHD_YES;
 }
@@ -182,6 +184,7 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
     void **state)
 {
 	struct req *r = *state;
+	int i;
 
 	(void)cls, (void)url, (void)version;
 	if (r == NULL)
@@ -203,7 +206,10 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	wa_buf_grow(&r->body, 1);
 	if (wa_spool_append(spool, r->body.s, r->body.len) < 0) {
 		wa_warn("store a body in %s:", opt.spool);
-		if (spool->broken) {
+		pthread_mutex_lock(&spool->mu);
+		i = spool->broken;
+		pthread_mutex_unlock(&spool->mu);
+		if (i) {
 			broken = 1;
 			wa_stopping = 1;
 		}

@@ -224,7 +224,7 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 {
 	const char *field = wa_json_str(ch, "field");
 	struct json_object *a, *e;
-	char c[64];
+	char c[64], code[32];
 	size_t i;
 
 	if (field == NULL || strcmp(field, "messages") != 0) {
@@ -245,7 +245,8 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 			e = json_object_array_get_idx(a, i);
 			b->odd[WA_ODD_SYSTEM_ERROR]++;
 			wa_warn("%s:%lu: system error %s: %s", where, lineno,
-			    json_object_get_string(wa_json_get(e, "code")),
+			    clean(json_object_get_string(wa_json_get(e,
+			    "code")), code, sizeof code),
 			    clean(wa_json_str(e, "title"), c, sizeof c));
 		}
 }

@@ -330,14 +330,14 @@ wa_status_retry(struct wa_status_sink *k, long long window)
 	wa_status_collect(k);
 	snprintf(s, sizeof s, "%lld", window);
 	p[0] = s;
-	res = run(k->conn, NULL, retry_sql, 1, p);
+	res = run(k->conn, k->spool, retry_sql, 1, p);
 	tally(res, &k->total, k->lag);
 	PQclear(res);
 }
 
 /* Drops kept statuses older than ttl seconds; returns how many. */
 long long
-wa_status_expire(PGconn *conn, long long ttl)
+wa_status_expire(struct wa_status_sink *k, long long ttl)
 {
 	const char *p[1];
 	PGresult *res;
@@ -346,7 +346,8 @@ wa_status_expire(PGconn *conn, long long ttl)
 
 	snprintf(s, sizeof s, "%lld", ttl);
 	p[0] = s;
-	res = run(conn, NULL, "DELETE FROM unmatched_statuses"
+	wa_status_collect(k);
+	res = run(k->conn, k->spool, "DELETE FROM unmatched_statuses"
 	    " WHERE received_at < now() - make_interval(secs => $1)", 1, p);
 	n = atoll(PQcmdTuples(res));
 	PQclear(res);

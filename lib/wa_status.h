@@ -83,6 +83,6 @@ void wa_status_checkpoint(PGconn *, const char *, long long *, long long *);
 void wa_status_flush(struct wa_status_sink *, long long, long long);
 void wa_status_collect(struct wa_status_sink *);
 void wa_status_retry(struct wa_status_sink *, long long);
-long long wa_status_expire(PGconn *, long long);
+long long wa_status_expire(struct wa_status_sink *, long long);
 
 #endif
