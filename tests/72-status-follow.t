@@ -103,6 +103,18 @@ post "$(body read 8 1)" >/dev/null
 ok 'the live follower applies a new body' \
     wait_for 20 sh -c "test \"\$(psql -Atc 'select status from
     campaign_recipients where id = 8')\" = read"
+# A status that outran its wamid is applied once wa-record writes it.
+sql "update campaign_recipients set wamid = null, status = 'sending'
+    where id = 9" >/dev/null
+post "$(body delivered 9 1 | sed 's/,"biz_opaque_callback_data":"wapipe:9:1"//')" \
+    >/dev/null
+ok 'the follower keeps a status whose wamid is unknown' \
+    wait_for 20 sh -c "test \"\$(psql -Atc 'select count(*) from
+    unmatched_statuses')\" = 1"
+sql "update campaign_recipients set wamid = 'wamid.9' where id = 9"
+ok 'and applies it soon after the wamid is recorded' \
+    wait_for 20 sh -c "test \"\$(psql -Atc 'select status from
+    campaign_recipients where id = 9')\" = delivered"
 kill "$fo"
 exits 0 'SIGTERM: the follower exits 0' wait "$fo"
 kill "$wh"
@@ -176,6 +188,16 @@ wait "$in" 2>/dev/null
 is "$(status_of 311 330)" sent 'killed before applying: nothing applied'
 follow "$K" --once
 is "$(status_of 311 330)" delivered 'the restart applies them'
+
+# SIGTERM with a batch in hand: it is applied before the exit.
+body read 311 10 >"$K/0000000000000003.ndjson"
+bg wa-status-ingest --follow "$K" -n 1000 --flush-ms 600000
+in=$!
+seg2=$(readlink -f "$K/0000000000000003.ndjson")
+ok 'the follower has read the next bodies' wait_for 20 read_all
+kill "$in"
+exits 0 'SIGTERM: exits 0' wait "$in"
+is "$(status_of 311 320)" read 'the batch in hand was applied'
 
 # A torn last line (a crash mid-write) is skipped once the next segment
 # exists; a checkpoint past a segment's end (data lost with the page
