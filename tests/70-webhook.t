@@ -164,6 +164,9 @@ exits 0 'SIGTERM: exits 0' wait "$wh"
 if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null
 then
 	rm -f "$T/port"
+	# LeakSanitizer cannot run under ptrace.
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	export ASAN_OPTIONS
 	bg strace -f -s 512 -o "$T/trace" \
 	    -e trace=fdatasync,write,writev,sendto,sendmsg \
 	    wa-webhook -s "$S" --listen 127.0.0.1:0 --port-file "$T/port"
