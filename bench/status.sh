@@ -113,7 +113,7 @@ b=$(rate "$NAIVE" "$t")
 echo "  (b) psql, one UPDATE per status ($NAIVE of them): $t s, $b statuses/s; wa-status-ingest is $(echo "$i $b" | awk '{ printf "%.1f", $1 / $2 }')x (b)"
 
 # wa-webhook under load.
-export WA_APP_SECRET=bench-secret
+export WA_APP_SECRET=bench-secret WA_VERIFY_TOKEN=bench
 body='{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"statuses":[{"id":"wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQUFERjg0NDEzNDdFODU3MUMxMAA=","status":"delivered","timestamp":"1750030073","recipient_id":"16505551234","biz_opaque_callback_data":"wapipe:123:1","pricing":{"billable":true,"pricing_model":"PMP","type":"regular","category":"marketing"}}]},"field":"messages"}]}]}'
 printf %s "$body" >"$T/body.json"
 SIG=$(openssl dgst -sha256 -hmac "$WA_APP_SECRET" "$T/body.json" |
