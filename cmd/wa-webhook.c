@@ -23,6 +23,7 @@
 #include <openssl/crypto.h>
 
 #include "wa_httpd.h"
+#include "wa_secret.h"
 #include "wa_spool.h"
 
 static struct {
@@ -66,33 +67,6 @@ usage(FILE *f, int status)
 	    "[--segment-bytes bytes]\n"
 	    "                  -s spool-dir\n");
 	exit(status);
-}
-
-/* The value of NAME, else the contents of the file named by NAME_FILE. */
-static char *
-setting(const char *name)
-{
-	struct wa_buf path = { 0 }, v = { 0 };
-	char chunk[4096];
-	const char *p;
-	size_t n;
-	FILE *f;
-
-	if ((p = getenv(name)) != NULL && *p != '\0')
-		return wa_strdup(p);
-	wa_buf_printf(&path, "%s_FILE", name);
-	p = getenv(path.s);
-	wa_buf_free(&path);
-	if (p == NULL || *p == '\0')
-		return NULL;
-	if ((f = fopen(p, "r")) == NULL)
-		wa_die(EX_CONFIG, "open %s_FILE:", name);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		wa_buf_add(&v, chunk, n);
-	fclose(f);
-	while (v.len > 0 && strchr("\r\n", v.s[v.len - 1]) != NULL)
-		v.s[--v.len] = '\0';
-	return v.s;
 }
 
 static enum MHD_Result
@@ -296,10 +270,15 @@ main(int argc, char **argv)
 		}
 	if (opt.spool == NULL || optind != argc)
 		usage(stderr, EX_USAGE);
-	if ((secret = setting("WA_APP_SECRET")) == NULL)
+	if ((secret = wa_secret("WA_APP_SECRET")) == NULL || *secret == '\0')
 		wa_die(EX_CONFIG, "no app secret: set WA_APP_SECRET or "
 		    "WA_APP_SECRET_FILE");
-	if ((verify_token = setting("WA_VERIFY_TOKEN")) == NULL)
+	if ((verify_token = wa_secret("WA_VERIFY_TOKEN")) != NULL &&
+	    *verify_token == '\0') {
+		free(verify_token);
+		verify_token = NULL;
+	}
+	if (verify_token == NULL)
 		wa_warn("no WA_VERIFY_TOKEN: the verification handshake "
 		    "will be refused");
 

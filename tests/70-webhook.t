@@ -4,7 +4,8 @@
 # kill -9.
 . "$(dirname "$0")/lib.sh"
 
-export WA_APP_SECRET=app-secret-1 WA_VERIFY_TOKEN=verify-me
+SECRET=app-secret-1
+export WA_APP_SECRET=$SECRET WA_VERIFY_TOKEN=verify-me
 S=$T/spool
 
 # start [OPTIONS]: a webhook on a free port, its pid in $wh, port in $port.
@@ -17,7 +18,7 @@ start() {
 }
 
 sign() {
-	printf %s "$1" | openssl dgst -sha256 -hmac "${2:-$WA_APP_SECRET}" |
+	printf %s "$1" | openssl dgst -sha256 -hmac "${2:-$SECRET}" |
 	    sed 's/^.*= */sha256=/'
 }
 
@@ -53,6 +54,11 @@ exits 64 'a bad option is a usage error' wa-webhook --nope 2>/dev/null
 exits 64 'the spool directory is required' wa-webhook 2>/dev/null
 exits 78 'no app secret is a config error' \
     env -u WA_APP_SECRET wa-webhook -s "$S" 2>/dev/null
+: >"$T/empty"
+exits 78 'an empty secret file is a config error' env -u WA_APP_SECRET \
+    WA_APP_SECRET_FILE="$T/empty" wa-webhook -s "$S" 2>/dev/null
+exits 78 'so is a secret file that cannot be read' env -u WA_APP_SECRET \
+    WA_APP_SECRET_FILE="$T/none" wa-webhook -s "$S" 2>/dev/null
 
 start --metrics "$T/metrics"
 
@@ -100,7 +106,7 @@ ok 'every stored line is JSON' sh -c "cat '$S'/*.ndjson | jq -e . >/dev/null"
 # Size limit: 3 MiB by default.
 head -c $((3 * 1048576 + 1)) /dev/zero | tr '\0' ' ' >"$T/big"
 is "$(curl -s -o /dev/null -w '%{http_code}' -H \
-    "X-Hub-Signature-256: $(openssl dgst -sha256 -hmac "$WA_APP_SECRET" \
+    "X-Hub-Signature-256: $(openssl dgst -sha256 -hmac "$SECRET" \
     "$T/big" | sed 's/^.*= */sha256=/')" --data-binary @"$T/big" "$url")" \
     413 'a body over 3 MiB is refused (413)'
 is "$(curl -s -o /dev/null -w '%{http_code}' -H 'Transfer-Encoding: chunked' \
@@ -145,15 +151,20 @@ is "$miss" 0 'after kill -9, every acknowledged body is in the spool'
 ok 'the metrics file counts answers' \
     grep -q 'wa_webhook_requests_total{code="403"} [1-9]' "$T/metrics"
 
-# A restart starts a new segment; small segments rotate.
+# A restart starts a new segment; small segments rotate. The secret now
+# comes from a file.
 n=$(ls "$S"/*.ndjson | wc -l)
+printf '%s\n' "$SECRET" >"$T/secret"
+unset WA_APP_SECRET
+export WA_APP_SECRET_FILE="$T/secret"
 start --segment-bytes 600
 for i in $(seq 200 209); do
 	post "$(body "$i")" >/dev/null
 done
 ok 'segments rotate past --segment-bytes' \
     test "$(ls "$S"/*.ndjson | wc -l)" -ge $((n + 3))
-is "$(spool | grep -c 'wamid.20[0-9]"')" 10 'the bodies are all there'
+is "$(spool | grep -c 'wamid.20[0-9]"')" 10 \
+    'the bodies are all there (secret from WA_APP_SECRET_FILE)'
 is "$(spool | grep -o 'wamid.20[0-9]' | tr '\n' ' ')" \
     "$(seq 200 209 | sed 's/^/wamid./' | tr '\n' ' ')" \
     'in order, segment after segment'
