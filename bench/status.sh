@@ -22,8 +22,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 BATCH=1000
 PER_BODY=100
-PG_OPTIONS="-c fsync=on -c full_page_writes=on -c synchronous_commit=on"
-export PG_OPTIONS
+export PG_DURABLE=1
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../tests/lib.sh"
 pg_start
