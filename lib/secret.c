@@ -1,8 +1,10 @@
 /*
- * secret.c: a secret setting (the app secret, a token) from the
- * environment variable NAME, else from the file named by NAME_FILE, so
- * that it never appears in argv or in a process listing.
+ * secret.c: reads a secret such as the API token or the app secret from
+ * the environment: NAME itself, or the first line of the file named by
+ * NAME_FILE (so that it shows in no process listing). Secrets never come
+ * from argv and are never printed.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,33 +12,41 @@
 #include "wa_secret.h"
 
 /*
- * The value (to free), or NULL when neither is set; trailing newlines of
- * the file are dropped. Exits 78 when the file cannot be read.
+ * The secret for name (e.g. "WA_TOKEN"), malloc'ed, or NULL when neither
+ * name nor name_FILE is set. Exits 78 when the file cannot be read or the
+ * secret is empty.
  */
 char *
 wa_secret(const char *name)
 {
-	struct wa_buf path = { 0 }, v = { 0 };
-	char chunk[4096];
-	const char *p;
-	size_t n;
+	struct wa_buf var = { 0 };
+	const char *v = getenv(name), *path;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
 	FILE *f;
 
-	if ((p = getenv(name)) != NULL && *p != '\0')
-		return wa_strdup(p);
-	wa_buf_printf(&path, "%s_FILE", name);
-	p = getenv(path.s);
-	wa_buf_free(&path);
-	if (p == NULL || *p == '\0')
+	if (v != NULL && *v != '\0')
+		return wa_strdup(v);
+	wa_buf_printf(&var, "%s_FILE", name);
+	path = getenv(var.s);
+	if (path == NULL || *path == '\0') {
+		if (v != NULL)
+			wa_die(EX_CONFIG, "%s is empty", name);
+		wa_buf_free(&var);
 		return NULL;
-	if ((f = fopen(p, "r")) == NULL)
-		wa_die(EX_CONFIG, "open %s_FILE:", name);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		wa_buf_add(&v, chunk, n);
-	if (ferror(f))
-		wa_die(EX_CONFIG, "read %s_FILE:", name);
+	}
+	if ((f = fopen(path, "r")) == NULL)
+		wa_die(EX_CONFIG, "%s: %s:", var.s, path);
+	errno = 0;
+	n = getline(&line, &cap, f);
+	if (n < 0 && errno != 0)
+		wa_die(EX_CONFIG, "%s: %s:", var.s, path);
 	fclose(f);
-	while (v.len > 0 && strchr("\r\n", v.s[v.len - 1]) != NULL)
-		v.s[--v.len] = '\0';
-	return v.s != NULL ? v.s : wa_strdup("");
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	if (n <= 0)
+		wa_die(EX_CONFIG, "%s: %s is empty", var.s, path);
+	wa_buf_free(&var);
+	return line;
 }

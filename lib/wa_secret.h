@@ -1,6 +1,5 @@
 /*
- * wa_secret.h: settings that must stay out of argv, read from NAME or
- * from the file named by NAME_FILE.
+ * wa_secret.h: secrets from the environment, never from argv.
  */
 #ifndef WA_SECRET_H
 #define WA_SECRET_H
