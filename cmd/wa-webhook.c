@@ -270,15 +270,10 @@ main(int argc, char **argv)
 		}
 	if (opt.spool == NULL || optind != argc)
 		usage(stderr, EX_USAGE);
-	if ((secret = wa_secret("WA_APP_SECRET")) == NULL || *secret == '\0')
+	if ((secret = wa_secret("WA_APP_SECRET")) == NULL)
 		wa_die(EX_CONFIG, "no app secret: set WA_APP_SECRET or "
 		    "WA_APP_SECRET_FILE");
-	if ((verify_token = wa_secret("WA_VERIFY_TOKEN")) != NULL &&
-	    *verify_token == '\0') {
-		free(verify_token);
-		verify_token = NULL;
-	}
-	if (verify_token == NULL)
+	if ((verify_token = wa_secret("WA_VERIFY_TOKEN")) == NULL)
 		wa_warn("no WA_VERIFY_TOKEN: the verification handshake "
 		    "will be refused");
 
