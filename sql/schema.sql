@@ -140,3 +140,29 @@ END
 $$;
 
 -- wa-status-ingest: statuses waiting for their row, and spool progress.
+-- A status that matched no row yet (its wamid not recorded, its row
+-- gone, or a message wapipe did not send): kept, retried with every batch
+-- while young and by the periodic sweep after, expired after a week.
+CREATE TABLE IF NOT EXISTS unmatched_statuses (
+	wamid		text NOT NULL,
+	status		text NOT NULL,
+	-- From biz_opaque_callback_data "wapipe:<id>:<attempt>", if any.
+	recipient_id	bigint,
+	status_at	timestamptz,
+	error_code	integer,
+	error_title	text,
+	received_at	timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (wamid, status)
+);
+
+CREATE INDEX IF NOT EXISTS unmatched_statuses_received
+	ON unmatched_statuses (received_at);
+
+-- How far wa-status-ingest --follow has applied a spool directory:
+-- committed in the same transaction as the statuses it applied.
+CREATE TABLE IF NOT EXISTS spool_checkpoints (
+	spool		text PRIMARY KEY,
+	segment		bigint NOT NULL,
+	byte_offset	bigint NOT NULL,
+	updated_at	timestamptz NOT NULL DEFAULT now()
+);
