@@ -56,10 +56,13 @@ exits 0 "--help" wa-claim --help >/dev/null
 
 # Four claimers at once never emit the same row.
 c=$(campaign 3000)
+pids=
 for i in 1 2 3 4; do
 	wa-claim -c "$c" --once -n 37 >"$T/claim$i" &
+	pids="$pids $!"
 done
-wait
+# shellcheck disable=SC2086
+wait $pids
 cat "$T"/claim? | jq -r .id | sort >"$T/ids"
 is "$(wc -l <"$T/ids" | tr -d ' ')" 3000 "four claimers emit every row"
 is "$(uniq -d "$T/ids" | wc -l | tr -d ' ')" 0 "and no row twice"
