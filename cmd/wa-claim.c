@@ -282,7 +282,8 @@ main(int argc, char **argv)
 		t0 = wa_now_ns();
 		p[0] = opt.campaign;
 		p[1] = limit.s;
-		if ((res = wa_pg_exec(conn, claim_sql, 2, p)) == NULL) {
+		if ((res = wa_pg_exec_prepared(conn, "wa_claim", claim_sql, 2,
+		    p)) == NULL) {
 			status = EX_UNAVAILABLE;
 			break;
 		}

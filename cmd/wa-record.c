@@ -147,7 +147,10 @@ flush(void)
 	}
 	/* One statement is one transaction: a kill leaves all or none. */
 	for (tries = 0; tries < 5; tries++) {
-		res = PQexecParams(conn, apply_sql, 7, NULL, p, NULL, NULL, 0);
+		res = wa_pg_prepare(conn, "wa_record_apply", apply_sql, 7);
+		if (res == NULL)
+			res = PQexecPrepared(conn, "wa_record_apply", 7, p,
+			    NULL, NULL, 0);
 		if (PQresultStatus(res) == PGRES_TUPLES_OK)
 			break;
 		wa_pg_warn(conn, res, "record batch");

@@ -11,6 +11,9 @@
 PGconn *wa_pg_connect(const char *);
 PGconn *wa_pg_try_connect(const char *);
 PGresult *wa_pg_exec(PGconn *, const char *, int, const char *const *);
+PGresult *wa_pg_prepare(PGconn *, const char *, const char *, int);
+PGresult *wa_pg_exec_prepared(PGconn *, const char *, const char *, int,
+    const char *const *);
 void wa_pg_warn(PGconn *, PGresult *, const char *);
 int wa_pg_retryable(PGconn *, PGresult *);
 void wa_pg_array_start(struct wa_buf *);
