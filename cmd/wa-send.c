@@ -1,0 +1,416 @@
+/*
+ * wa-send: sends each send request to the Cloud API, many at once, and
+ * emits its result.
+ *
+ * Reads send requests (NDJSON) on stdin, a line only when one of its -j
+ * slots is free, so it never reads ahead of its concurrency. POSTs each to
+ * $WA_API_BASE/{phone_number_id}/messages with the token of WA_TOKEN_FILE
+ * or WA_TOKEN. Writes on stdout each request plus its "result", in
+ * completion order, one write each. A request whose number's bucket is
+ * paused waits in its slot for the pause to end. Exits 0; 65 if an input
+ * line was rejected; 75 if a campaign halted; 74 on a read error; 78
+ * without a token or with a bad WA_API_BASE; 64 on a usage error.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wa_guard.h"
+
+enum { FREE, HELD, BUSY };
+
+struct slot {
+	CURL		*easy;
+	struct json_object *req;
+	struct wa_send	 send;
+	struct wa_buf	 resp;
+	int64_t		 t0;		/* ns, when it was sent */
+	int64_t		 until;		/* ms, when a held one may try */
+	int		 state;
+};
+
+static struct {
+	long long	 jobs, timeout, connect, breaker;
+	int		 dry;
+	char		*base;
+} opt = { 250, 15000, 3000, WA_BREAKER, 0, NULL };
+
+static struct slot *slots;
+static int *spare, nspare, nbusy, nheld, most;
+static CURLM *multi;
+static struct curl_slist *headers;
+static struct wa_guard *guard;
+static struct wa_metric *in_flight, *in_flight_max, *held, *latency;
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f, "usage: wa-send [--dry-run] [-j concurrency] "
+	    "[--timeout-ms ms] [--connect-timeout-ms ms]\n"
+	    "               [--breaker n] [--metrics file] "
+	    "[--reject file]\n");
+	exit(status);
+}
+
+static size_t
+collect(char *p, size_t size, size_t n, void *arg)
+{
+	struct slot *s = arg;
+
+	if (s->resp.len + size * n <= (1 << 20))
+		wa_buf_add(&s->resp, p, size * n);
+	return size * n;
+}
+
+static CURL *
+easy(struct slot *s)
+{
+	CURL *e = curl_easy_init();
+
+	if (e == NULL)
+		wa_die(EX_OSERR, "curl_easy_init failed");
+	curl_easy_setopt(e, CURLOPT_PRIVATE, s);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)opt.timeout);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)opt.connect);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "wa-send/" WA_VERSION);
+	return e;
+}
+
+/* Writes the request with its result; counts it. */
+static void
+emit(struct json_object *req, const struct wa_answer *a)
+{
+	char label[64];
+
+	wa_answer_result(req, a);
+	wa_out_json(req);
+	snprintf(label, sizeof label, "outcome=\"%s\"",
+	    wa_class_outcome(a->class));
+	wa_metric_add(wa_counter("wa_send_results_total", label,
+	    "Results, by outcome."), 1);
+	if (a->class == WA_SENT)
+		return;
+	if (a->code >= 0)
+		snprintf(label, sizeof label, "code=\"%lld\"",
+		    (long long)a->code);
+	else if (a->curl)
+		snprintf(label, sizeof label, "code=\"curl:%d\"", a->curl);
+	else
+		snprintf(label, sizeof label, "code=\"http:%ld\"", a->http);
+	wa_metric_add(wa_counter("wa_send_errors_total", label,
+	    "Errors, by Cloud API code (curl:N, http:N without one)."), 1);
+}
+
+static void
+release(struct slot *s)
+{
+	json_object_put(s->req);
+	s->req = NULL;
+	s->state = FREE;
+	spare[nspare++] = s - slots;
+}
+
+static void
+start(struct slot *s)
+{
+	if (s->easy == NULL)
+		s->easy = easy(s);
+	curl_easy_setopt(s->easy, CURLOPT_URL, s->send.url.s);
+	curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->send.body.s);
+	curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE,
+	    (long)s->send.body.len);
+	s->resp.len = 0;
+	s->t0 = wa_now_ns();
+	s->state = BUSY;
+	nbusy++;
+	if (curl_multi_add_handle(multi, s->easy) != CURLM_OK)
+		wa_die(EX_SOFTWARE, "curl_multi_add_handle failed");
+	wa_metric_set(in_flight, nbusy);
+	if (nbusy > most)
+		wa_metric_set(in_flight_max, most = nbusy);
+}
+
+/* Emits what --dry-run would have sent. */
+static void
+dry(struct json_object *req, const struct wa_send *s)
+{
+	struct json_object *d = json_object_new_object();
+
+	json_object_object_add(d, "url", json_object_new_string(s->url.s));
+	json_object_object_add(d, "body", json_tokener_parse(s->body.s));
+	json_object_object_add(req, "dry_run", d);
+	wa_out_json(req);
+}
+
+/* Takes one request into a free slot: sends it, holds it or answers it. */
+static void
+take(struct wa_input *in, struct wa_record *rec)
+{
+	struct slot *s = &slots[spare[nspare - 1]];
+	const struct wa_halt *h;
+	struct wa_answer a;
+	const char *why;
+	int64_t ms;
+
+	if ((why = wa_send_prepare(&s->send, rec->obj, opt.base)) != NULL) {
+		wa_input_reject(in, rec, "%s", why);
+		return;
+	}
+	if (opt.dry) {
+		dry(rec->obj, &s->send);
+		return;
+	}
+	if ((h = wa_guard_halted(guard, s->send.campaign.s)) != NULL) {
+		wa_answer_halt(&a, h->code, h->why);
+		emit(rec->obj, &a);
+		return;
+	}
+	nspare--;
+	s->req = json_object_get(rec->obj);
+	if ((ms = wa_guard_paused(guard, s->send.number)) == 0) {
+		start(s);
+		return;
+	}
+	s->state = HELD;
+	s->until = wa_now_ms() + ms;
+	wa_metric_set(held, ++nheld);
+}
+
+/* Sends held requests whose pause is over; returns ms to the next. */
+static int64_t
+held_go(void)
+{
+	struct wa_answer a;
+	int64_t next = 1000, now = wa_now_ms(), ms;
+	int i;
+
+	for (i = 0; nheld > 0 && i < opt.jobs; i++) {
+		struct slot *s = &slots[i];
+
+		if (s->state != HELD)
+			continue;
+		if (wa_stopping) {
+			a = (struct wa_answer){ .class = WA_TRANSIENT,
+			    .code = -1, .subcode = -1 };
+			snprintf(a.title, sizeof a.title, "not sent: "
+			    "stopped while number %s was paused",
+			    s->send.number);
+			emit(s->req, &a);
+		} else if (s->until > now ||
+		    (ms = wa_guard_take(guard, s->send.number)) > 0) {
+			if (s->until <= now)
+				s->until = now + ms;
+			next = s->until - now < next ? s->until - now : next;
+			continue;
+		}
+		wa_metric_set(held, --nheld);
+		if (wa_stopping)
+			release(s);
+		else
+			start(s);
+	}
+	return next;
+}
+
+/* Emits the calls that ended. */
+static void
+done(void)
+{
+	struct wa_answer a;
+	struct slot *s;
+	CURLMsg *m;
+	CURLcode rc;
+	curl_off_t pre = 0;
+	long http = 0, size = 0;
+	int left;
+
+	while ((m = curl_multi_info_read(multi, &left)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		rc = m->data.result;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
+		curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &http);
+		curl_easy_getinfo(s->easy, CURLINFO_REQUEST_SIZE, &size);
+		curl_easy_getinfo(s->easy, CURLINFO_PRETRANSFER_TIME_T, &pre);
+		curl_multi_remove_handle(multi, s->easy);
+		if (rc == CURLE_OK)
+			wa_answer_http(&a, http, s->resp.s ? s->resp.s : "",
+			    s->resp.len);
+		else
+			wa_answer_curl(&a, rc, size > 0 || pre > 0);
+		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
+		wa_metric_observe(latency, a.latency_ms / 1000.0);
+		wa_guard_answer(guard, &s->send, &a, s->t0);
+		emit(s->req, &a);
+		nbusy--;
+		release(s);
+	}
+	wa_metric_set(in_flight, nbusy);
+}
+
+static void
+setup(void)
+{
+	static const double secs[] = { .01, .025, .05, .1, .25, .5, 1, 2.5,
+	    5, 10, 30 };
+	const char *b = getenv("WA_API_BASE");
+	int i;
+
+	opt.base = wa_strdup(b && *b ? b : WA_API_BASE);
+	for (i = strlen(opt.base); i > 0 && opt.base[i - 1] == '/'; i--)
+		opt.base[i - 1] = '\0';
+	if (strncmp(opt.base, "https://", 8) != 0 &&
+	    strncmp(opt.base, "http://", 7) != 0)
+		wa_die(EX_CONFIG, "WA_API_BASE must be an http(s) URL");
+	slots = wa_alloc(opt.jobs * sizeof *slots);
+	spare = wa_alloc(opt.jobs * sizeof *spare);
+	for (nspare = 0; nspare < opt.jobs; nspare++)
+		spare[nspare] = opt.jobs - 1 - nspare;
+	in_flight = wa_gauge("wa_send_in_flight", NULL, "Calls in flight.");
+	in_flight_max = wa_gauge("wa_send_in_flight_max", NULL,
+	    "The most calls in flight at once.");
+	held = wa_gauge("wa_send_held", NULL,
+	    "Requests waiting for their number's pause to end.");
+	latency = wa_histogram("wa_send_latency_seconds", NULL,
+	    "Time from sending a request to its answer.", secs, 11);
+	if (opt.dry)
+		return;
+	headers = wa_send_headers();
+	guard = wa_guard_new(opt.breaker);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 ||
+	    (multi = curl_multi_init()) == NULL)
+		wa_die(EX_SOFTWARE, "libcurl would not start");
+	curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+	    (long)opt.jobs);
+	curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)opt.jobs);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "breaker", required_argument, NULL, 'B' },
+		{ "concurrency", required_argument, NULL, 'j' },
+		{ "connect-timeout-ms", required_argument, NULL, 'C' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "reject", required_argument, NULL, 'R' },
+		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct curl_waitfd in_fd = { STDIN_FILENO, CURL_WAIT_POLLIN, 0 };
+	struct wa_record rec = { 0 };
+	struct wa_input in;
+	int c, r, eof = 0, failed = 0, running, i;
+	int64_t wait;
+
+	wa_prog = "wa-send";
+	wa_input_init(&in, STDIN_FILENO, "<stdin>", 1);
+	while ((c = getopt_long(argc, argv, "hj:n", longs, NULL)) != -1)
+		switch (c) {
+		case 'B':
+			opt.breaker = wa_num(optarg, 1, 1000000, "breaker");
+			break;
+		case 'C':
+			opt.connect = wa_num(optarg, 1, 3600000, "connect "
+			    "timeout");
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'j':
+			opt.jobs = wa_num(optarg, 1, 10000, "concurrency");
+			break;
+		case 'M':
+			wa_metrics_open(optarg);
+			break;
+		case 'n':
+			opt.dry = 1;
+			break;
+		case 'R':
+			wa_input_reject_file(&in, optarg);
+			break;
+		case 'T':
+			opt.timeout = wa_num(optarg, 1, 3600000, "timeout");
+			break;
+		case 'V':
+			wa_version();
+		default:
+			usage(stderr, EX_USAGE);
+		}
+	if (optind != argc)
+		usage(stderr, EX_USAGE);
+	wa_signals();
+	setup();
+
+	for (;;) {
+		while (!eof && !wa_stopping && nspare > 0) {
+			r = wa_input_next(&in, &rec, opt.dry ? -1 : 0);
+			if (r == WA_LINE)
+				take(&in, &rec);
+			else if (r == WA_AGAIN)
+				break;
+			else {
+				if (r == WA_ERROR) {
+					wa_warn("read <stdin>:");
+					failed = 1;
+				}
+				eof = 1;
+			}
+		}
+		wait = nheld > 0 ? held_go() : 1000;
+		if ((eof || wa_stopping) && nbusy == 0 && nheld == 0)
+			break;
+		if (multi == NULL)
+			continue;
+		curl_multi_perform(multi, &running);
+		done();
+		wa_metrics_tick();
+		if (nspare > 0 && (wa_lines_pending(&in.lines) || (eof &&
+		    nbusy == 0 && nheld == 0)))
+			continue;
+		/* Signals get in only here, and cut the wait short. */
+		wa_signals_allow(1);
+		if (!wa_stopping)
+			curl_multi_poll(multi, &in_fd, !eof && nspare > 0 &&
+			    !wa_stopping, wait < 250 ? (int)wait : 250, NULL);
+		wa_signals_allow(0);
+	}
+	json_object_put(rec.obj);
+	wa_metrics_write();
+	for (i = 0; i < opt.jobs; i++) {
+		if (slots[i].easy != NULL)
+			curl_easy_cleanup(slots[i].easy);
+		wa_send_free(&slots[i].send);
+		wa_buf_free(&slots[i].resp);
+	}
+	if (multi != NULL) {
+		curl_multi_cleanup(multi);
+		curl_global_cleanup();
+	}
+	curl_slist_free_all(headers);
+	r = 0;
+	if (guard != NULL) {
+		r = wa_guard_halts(guard);
+		wa_guard_free(guard);
+	}
+	wa_input_free(&in);
+	free(slots);
+	free(spare);
+	free(opt.base);
+	if (failed)
+		return EX_IOERR;
+	return in.rejected > 0 ? EX_DATAERR : r > 0 ? EX_TEMPFAIL : 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * wa_send.h: one Cloud API send, from request line to result line. The
+ * request is checked and turned into the body Meta expects; the answer,
+ * or libcurl's failure, is sorted into a wa_class (lib/class.c) and added
+ * to the request as its "result".
+ */
+#ifndef WA_SEND_H
+#define WA_SEND_H
+
+#include <curl/curl.h>
+
+#include "wa.h"
+
+#define WA_CALLBACK_MAX 512	/* biz_opaque_callback_data, Meta's limit */
+#define WA_API_BASE "https://graph.facebook.com/v21.0"
+
+/* A request ready to POST. */
+struct wa_send {
+	struct wa_buf	 url;		/* $WA_API_BASE/{number}/messages */
+	struct wa_buf	 body;		/* the message object */
+	struct wa_buf	 campaign;	/* what a halt stops: see wa_send_prepare */
+	char		 number[65];	/* phone_number_id */
+};
+
+/* What came back, or why nothing did. */
+struct wa_answer {
+	enum wa_class	 class;
+	long		 http;		/* HTTP status, 0 without a response */
+	int64_t		 code;		/* error.code, -1 when none */
+	int64_t		 subcode;	/* error.error_subcode, -1 when none */
+	int		 curl;		/* the CURLcode, 0 when the call ended */
+	int64_t		 latency_ms;
+	char		 wamid[192];
+	char		 status[48];	/* messages[0].message_status */
+	char		 title[256];
+};
+
+const char *wa_send_prepare(struct wa_send *, struct json_object *,
+    const char *);
+void wa_send_free(struct wa_send *);
+void wa_answer_http(struct wa_answer *, long, const char *, size_t);
+void wa_answer_curl(struct wa_answer *, CURLcode, int);
+void wa_answer_halt(struct wa_answer *, int64_t, const char *);
+void wa_answer_result(struct json_object *, const struct wa_answer *);
+struct curl_slist *wa_send_headers(void);
+
+#endif
