@@ -24,7 +24,6 @@ struct slot {
 	CURL		*easy;
 	struct json_object *req;
 	struct wa_send	 send;
-	struct wa_buf	 resp;
 	int64_t		 t0;		/* ns, when it was sent */
 	int64_t		 until;		/* ms, when a held one may try */
 	int		 state;
@@ -41,7 +40,7 @@ static int *spare, nspare, nbusy, nheld, most;
 static CURLM *multi;
 static struct curl_slist *headers;
 static struct wa_guard *guard;
-static struct wa_metric *in_flight, *in_flight_max, *held, *latency;
+static struct wa_metric *in_flight, *in_flight_max, *held;
 
 static void
 usage(FILE *f, int status)
@@ -53,62 +52,13 @@ usage(FILE *f, int status)
 	exit(status);
 }
 
-static size_t
-collect(char *p, size_t size, size_t n, void *arg)
-{
-	struct slot *s = arg;
-
-	if (s->resp.len + size * n <= (1 << 20))
-		wa_buf_add(&s->resp, p, size * n);
-	return size * n;
-}
-
-static CURL *
-easy(struct slot *s)
-{
-	CURL *e = curl_easy_init();
-
-	if (e == NULL)
-		wa_die(EX_OSERR, "curl_easy_init failed");
-	curl_easy_setopt(e, CURLOPT_PRIVATE, s);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
-	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)opt.timeout);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)opt.connect);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "wa-send/" WA_VERSION);
-	return e;
-}
-
 /* Writes the request with its result; counts it. */
 static void
 emit(struct json_object *req, const struct wa_answer *a)
 {
-	char label[64];
-
 	wa_answer_result(req, a);
 	wa_out_json(req);
-	snprintf(label, sizeof label, "outcome=\"%s\"",
-	    wa_class_outcome(a->class));
-	wa_metric_add(wa_counter("wa_send_results_total", label,
-	    "Results, by outcome."), 1);
-	if (a->class == WA_SENT)
-		return;
-	if (a->code >= 0)
-		snprintf(label, sizeof label, "code=\"%lld\"",
-		    (long long)a->code);
-	else if (a->curl)
-		snprintf(label, sizeof label, "code=\"curl:%d\"", a->curl);
-	else
-		snprintf(label, sizeof label, "code=\"http:%ld\"", a->http);
-	wa_metric_add(wa_counter("wa_send_errors_total", label,
-	    "Errors, by Cloud API code (curl:N, http:N without one)."), 1);
+	wa_answer_count(a);
 }
 
 static void
@@ -123,13 +73,12 @@ release(struct slot *s)
 static void
 start(struct slot *s)
 {
-	if (s->easy == NULL)
-		s->easy = easy(s);
-	curl_easy_setopt(s->easy, CURLOPT_URL, s->send.url.s);
-	curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->send.body.s);
-	curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE,
-	    (long)s->send.body.len);
-	s->resp.len = 0;
+	if (s->easy == NULL) {
+		s->easy = wa_send_easy(&s->send, headers, opt.timeout,
+		    opt.connect);
+		curl_easy_setopt(s->easy, CURLOPT_PRIVATE, s);
+	}
+	wa_send_start(&s->send, s->easy);
 	s->t0 = wa_now_ns();
 	s->state = BUSY;
 	nbusy++;
@@ -138,18 +87,6 @@ start(struct slot *s)
 	wa_metric_set(in_flight, nbusy);
 	if (nbusy > most)
 		wa_metric_set(in_flight_max, most = nbusy);
-}
-
-/* Emits what --dry-run would have sent. */
-static void
-dry(struct json_object *req, const struct wa_send *s)
-{
-	struct json_object *d = json_object_new_object();
-
-	json_object_object_add(d, "url", json_object_new_string(s->url.s));
-	json_object_object_add(d, "body", json_tokener_parse(s->body.s));
-	json_object_object_add(req, "dry_run", d);
-	wa_out_json(req);
 }
 
 /* Takes one request into a free slot: sends it, holds it or answers it. */
@@ -167,11 +104,12 @@ take(struct wa_input *in, struct wa_record *rec)
 		return;
 	}
 	if (opt.dry) {
-		dry(rec->obj, &s->send);
+		wa_send_dry(rec->obj, &s->send);
+		wa_out_json(rec->obj);
 		return;
 	}
 	if ((h = wa_guard_halted(guard, s->send.campaign.s)) != NULL) {
-		wa_answer_halt(&a, h->code, h->why);
+		wa_answer_unsent(&a, WA_FATAL, h->code, h->why);
 		emit(rec->obj, &a);
 		return;
 	}
@@ -191,6 +129,7 @@ static int64_t
 held_go(void)
 {
 	struct wa_answer a;
+	char why[128];
 	int64_t next = 1000, now = wa_now_ms(), ms;
 	int i;
 
@@ -200,11 +139,9 @@ held_go(void)
 		if (s->state != HELD)
 			continue;
 		if (wa_stopping) {
-			a = (struct wa_answer){ .class = WA_TRANSIENT,
-			    .code = -1, .subcode = -1 };
-			snprintf(a.title, sizeof a.title, "not sent: "
-			    "stopped while number %s was paused",
-			    s->send.number);
+			snprintf(why, sizeof why, "stopped while number %s "
+			    "was paused", s->send.number);
+			wa_answer_unsent(&a, WA_TRANSIENT, -1, why);
 			emit(s->req, &a);
 		} else if (s->until > now ||
 		    (ms = wa_guard_take(guard, s->send.number)) > 0) {
@@ -229,27 +166,15 @@ done(void)
 	struct wa_answer a;
 	struct slot *s;
 	CURLMsg *m;
-	CURLcode rc;
-	curl_off_t pre = 0;
-	long http = 0, size = 0;
 	int left;
 
 	while ((m = curl_multi_info_read(multi, &left)) != NULL) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
-		rc = m->data.result;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
-		curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &http);
-		curl_easy_getinfo(s->easy, CURLINFO_REQUEST_SIZE, &size);
-		curl_easy_getinfo(s->easy, CURLINFO_PRETRANSFER_TIME_T, &pre);
+		wa_answer_done(&a, s->easy, m->data.result, &s->send.resp);
 		curl_multi_remove_handle(multi, s->easy);
-		if (rc == CURLE_OK)
-			wa_answer_http(&a, http, s->resp.s ? s->resp.s : "",
-			    s->resp.len);
-		else
-			wa_answer_curl(&a, rc, size > 0 || pre > 0);
 		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
-		wa_metric_observe(latency, a.latency_ms / 1000.0);
 		wa_guard_answer(guard, &s->send, &a, s->t0);
 		emit(s->req, &a);
 		nbusy--;
@@ -261,17 +186,7 @@ done(void)
 static void
 setup(void)
 {
-	static const double secs[] = { .01, .025, .05, .1, .25, .5, 1, 2.5,
-	    5, 10, 30 };
-	const char *b = getenv("WA_API_BASE");
-	int i;
-
-	opt.base = wa_strdup(b && *b ? b : WA_API_BASE);
-	for (i = strlen(opt.base); i > 0 && opt.base[i - 1] == '/'; i--)
-		opt.base[i - 1] = '\0';
-	if (strncmp(opt.base, "https://", 8) != 0 &&
-	    strncmp(opt.base, "http://", 7) != 0)
-		wa_die(EX_CONFIG, "WA_API_BASE must be an http(s) URL");
+	opt.base = wa_send_base();
 	slots = wa_alloc(opt.jobs * sizeof *slots);
 	spare = wa_alloc(opt.jobs * sizeof *spare);
 	for (nspare = 0; nspare < opt.jobs; nspare++)
@@ -281,8 +196,6 @@ setup(void)
 	    "The most calls in flight at once.");
 	held = wa_gauge("wa_send_held", NULL,
 	    "Requests waiting for their number's pause to end.");
-	latency = wa_histogram("wa_send_latency_seconds", NULL,
-	    "Time from sending a request to its answer.", secs, 11);
 	if (opt.dry)
 		return;
 	headers = wa_send_headers();
@@ -383,9 +296,8 @@ main(int argc, char **argv)
 			continue;
 		/* Signals get in only here, and cut the wait short. */
 		wa_signals_allow(1);
-		if (!wa_stopping)
-			curl_multi_poll(multi, &in_fd, !eof && nspare > 0 &&
-			    !wa_stopping, wait < 250 ? (int)wait : 250, NULL);
+		curl_multi_poll(multi, &in_fd, !eof && nspare > 0 &&
+		    !wa_stopping, wait < 250 ? (int)wait : 250, NULL);
 		wa_signals_allow(0);
 	}
 	json_object_put(rec.obj);
@@ -394,7 +306,6 @@ main(int argc, char **argv)
 		if (slots[i].easy != NULL)
 			curl_easy_cleanup(slots[i].easy);
 		wa_send_free(&slots[i].send);
-		wa_buf_free(&slots[i].resp);
 	}
 	if (multi != NULL) {
 		curl_multi_cleanup(multi);

@@ -192,6 +192,7 @@ wa_send_free(struct wa_send *s)
 	wa_buf_free(&s->url);
 	wa_buf_free(&s->body);
 	wa_buf_free(&s->campaign);
+	wa_buf_free(&s->resp);
 }
 
 static void
@@ -290,14 +291,47 @@ wa_answer_curl(struct wa_answer *a, CURLcode rc, int sent)
 	    ": the request may have arrived" : ": nothing was sent");
 }
 
-/* Not sent: the campaign is halted (code: the halt's, or -1). */
+/* The answer to the call on e that ended with rc. */
 void
-wa_answer_halt(struct wa_answer *a, int64_t code, const char *why)
+wa_answer_done(struct wa_answer *a, CURL *e, CURLcode rc,
+    const struct wa_buf *resp)
+{
+	curl_off_t pre = 0;
+	long http = 0, size = 0;
+
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http);
+	curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &size);
+	curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre);
+	if (rc == CURLE_OK)
+		wa_answer_http(a, http, resp->s ? resp->s : "", resp->len);
+	else
+		wa_answer_curl(a, rc, size > 0 || pre > 0);
+}
+
+/* Not sent, of class c (a halt, a stop), for why; code or -1. */
+void
+wa_answer_unsent(struct wa_answer *a, enum wa_class c, int64_t code,
+    const char *why)
 {
 	answer_init(a, 0);
-	a->class = WA_FATAL;
+	a->class = c;
 	a->code = code;
 	snprintf(a->title, sizeof a->title, "not sent: %s", why);
+}
+
+/* $WA_API_BASE without its trailing '/', or the default; exits 78. */
+char *
+wa_send_base(void)
+{
+	const char *env = getenv("WA_API_BASE");
+	char *b = wa_strdup(env && *env ? env : WA_API_BASE);
+	size_t n = strlen(b);
+
+	while (n > 0 && b[n - 1] == '/')
+		b[--n] = '\0';
+	if (strncmp(b, "https://", 8) != 0 && strncmp(b, "http://", 7) != 0)
+		wa_die(EX_CONFIG, "WA_API_BASE must be an http(s) URL");
+	return b;
 }
 
 /* Adds "result" to the request: DESIGN.md's send result. */
@@ -394,4 +428,97 @@ wa_send_headers(void)
 	    (t = curl_slist_append(t, "Expect:")) == NULL)
 		wa_die(EX_OSERR, "out of memory");
 	return h;
+}
+
+static size_t
+collect(char *p, size_t size, size_t n, void *arg)
+{
+	struct wa_buf *b = arg;
+
+	/* Enough for any answer of the API; the rest is dropped. */
+	if (b->len + size * n <= (1 << 20))
+		wa_buf_add(b, p, size * n);
+	return size * n;
+}
+
+/*
+ * An easy handle for the sends of s, kept for reuse: TLS verified,
+ * HTTP/2 where the server offers it, waiting for a connection that can
+ * multiplex rather than opening one more, no signals. Timeouts in ms.
+ */
+CURL *
+wa_send_easy(struct wa_send *s, struct curl_slist *headers, long timeout,
+    long connect)
+{
+	CURL *e = curl_easy_init();
+
+	if (e == NULL)
+		wa_die(EX_OSERR, "curl_easy_init failed");
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s->resp);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "wa-send/" WA_VERSION);
+	return e;
+}
+
+/* Sets e to POST s's request. */
+void
+wa_send_start(struct wa_send *s, CURL *e)
+{
+	curl_easy_setopt(e, CURLOPT_URL, s->url.s);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->body.s);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)s->body.len);
+	s->resp.len = 0;
+}
+
+/* Adds what --dry-run shows: the URL and the body it would POST. */
+void
+wa_send_dry(struct json_object *req, const struct wa_send *s)
+{
+	struct json_object *d = json_object_new_object();
+
+	json_object_object_add(d, "url", json_object_new_string(s->url.s));
+	json_object_object_add(d, "body", json_tokener_parse(s->body.s));
+	json_object_object_add(req, "dry_run", d);
+}
+
+/* Counts a result in the metrics: outcome, error code, latency. */
+void
+wa_answer_count(const struct wa_answer *a)
+{
+	static const double secs[] = { .01, .025, .05, .1, .25, .5, 1, 2.5,
+	    5, 10, 30 };
+	char label[64];
+
+	snprintf(label, sizeof label, "outcome=\"%s\"",
+	    wa_class_outcome(a->class));
+	wa_metric_add(wa_counter("wa_send_results_total", label,
+	    "Results, by outcome."), 1);
+	if (a->http > 0 || a->curl != 0)
+		wa_metric_observe(wa_histogram("wa_send_latency_seconds",
+		    NULL, "Time from sending a request to its answer.", secs,
+		    sizeof secs / sizeof secs[0]), a->latency_ms / 1000.0);
+	if (a->class == WA_SENT)
+		return;
+	if (a->code >= 0)
+		snprintf(label, sizeof label, "code=\"%lld\"",
+		    (long long)a->code);
+	else if (a->curl)
+		snprintf(label, sizeof label, "code=\"curl:%d\"", a->curl);
+	else if (a->http)
+		snprintf(label, sizeof label, "code=\"http:%ld\"", a->http);
+	else
+		snprintf(label, sizeof label, "code=\"none\"");
+	wa_metric_add(wa_counter("wa_send_errors_total", label,
+	    "Errors, by Cloud API code (curl:N, http:N without one)."), 1);
 }

@@ -19,6 +19,7 @@ struct wa_send {
 	struct wa_buf	 url;		/* $WA_API_BASE/{number}/messages */
 	struct wa_buf	 body;		/* the message object */
 	struct wa_buf	 campaign;	/* what a halt stops: see wa_send_prepare */
+	struct wa_buf	 resp;		/* the answer's body */
 	char		 number[65];	/* phone_number_id */
 };
 
@@ -37,11 +38,19 @@ struct wa_answer {
 
 const char *wa_send_prepare(struct wa_send *, struct json_object *,
     const char *);
+char *wa_send_base(void);
 void wa_send_free(struct wa_send *);
+CURL *wa_send_easy(struct wa_send *, struct curl_slist *, long, long);
+void wa_send_start(struct wa_send *, CURL *);
+void wa_send_dry(struct json_object *, const struct wa_send *);
 void wa_answer_http(struct wa_answer *, long, const char *, size_t);
 void wa_answer_curl(struct wa_answer *, CURLcode, int);
-void wa_answer_halt(struct wa_answer *, int64_t, const char *);
+void wa_answer_done(struct wa_answer *, CURL *, CURLcode,
+    const struct wa_buf *);
+void wa_answer_unsent(struct wa_answer *, enum wa_class, int64_t,
+    const char *);
 void wa_answer_result(struct json_object *, const struct wa_answer *);
+void wa_answer_count(const struct wa_answer *);
 struct curl_slist *wa_send_headers(void);
 
 #endif
