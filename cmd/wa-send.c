@@ -130,7 +130,7 @@ held_go(void)
 {
 	struct wa_answer a;
 	char why[128];
-	int64_t next = 1000, now = wa_now_ms(), ms;
+	int64_t next = 1000, now = wa_now_ms();
 	int i;
 
 	for (i = 0; nheld > 0 && i < opt.jobs; i++) {
@@ -138,23 +138,22 @@ held_go(void)
 
 		if (s->state != HELD)
 			continue;
-		if (wa_stopping) {
-			snprintf(why, sizeof why, "stopped while number %s "
-			    "was paused", s->send.number);
-			wa_answer_unsent(&a, WA_TRANSIENT, -1, why);
-			emit(s->req, &a);
-		} else if (s->until > now ||
-		    (ms = wa_guard_take(guard, s->send.number)) > 0) {
-			if (s->until <= now)
-				s->until = now + ms;
+		if (!wa_stopping && s->until <= now)
+			s->until = now + wa_guard_take(guard, s->send.number);
+		if (!wa_stopping && s->until > now) {
 			next = s->until - now < next ? s->until - now : next;
 			continue;
 		}
 		wa_metric_set(held, --nheld);
-		if (wa_stopping)
-			release(s);
-		else
+		if (!wa_stopping) {
 			start(s);
+			continue;
+		}
+		snprintf(why, sizeof why, "stopped while number %s was paused",
+		    s->send.number);
+		wa_answer_unsent(&a, WA_TRANSIENT, -1, why);
+		emit(s->req, &a);
+		release(s);
 	}
 	return next;
 }
