@@ -190,8 +190,9 @@ number_answer(struct wa_guard *g, struct number *n,
 		    n->pause_ms * 2;
 		n->paused_ns = n->decayed_ns = now;
 		pause_number(g, n, n->pause_ms);
-		wa_warn("number %s: throughput limit (error %lld): pausing "
-		    "its bucket %lld ms", n->id, (long long)a->code,
+		wa_warn("number %s: throughput limit (%s %lld): pausing its "
+		    "bucket %lld ms", n->id, a->code >= 0 ? "error" : "HTTP",
+		    (long long)(a->code >= 0 ? a->code : a->http),
 		    (long long)n->pause_ms);
 		break;
 	case WA_UNAVAILABLE:

@@ -443,8 +443,7 @@ collect(char *p, size_t size, size_t n, void *arg)
 
 /*
  * An easy handle for the sends of s, kept for reuse: TLS verified,
- * HTTP/2 where the server offers it, waiting for a connection that can
- * multiplex rather than opening one more, no signals. Timeouts in ms.
+ * HTTP/2 where the server offers it, no signals. Timeouts in ms.
  */
 CURL *
 wa_send_easy(struct wa_send *s, struct curl_slist *headers, long timeout,
@@ -459,7 +458,6 @@ wa_send_easy(struct wa_send *s, struct curl_slist *headers, long timeout,
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s->resp);
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -471,10 +469,17 @@ wa_send_easy(struct wa_send *s, struct curl_slist *headers, long timeout,
 	return e;
 }
 
-/* Sets e to POST s's request. */
+/*
+ * Sets e to POST s's request. Over TLS, ALPN soon tells whether a
+ * connection multiplexes, so a call waits for that rather than opening
+ * one more; plain HTTP is HTTP/1.1, where waiting would serialise the
+ * calls behind the first answer.
+ */
 void
 wa_send_start(struct wa_send *s, CURL *e)
 {
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT,
+	    strncmp(s->url.s, "https:", 6) == 0 ? 1L : 0L);
 	curl_easy_setopt(e, CURLOPT_URL, s->url.s);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->body.s);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)s->body.len);
