@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "wa_guard.h"
+#include "wa_multi.h"
 
 enum { FREE, HELD, BUSY };
 
@@ -33,11 +34,11 @@ static struct {
 	long long	 jobs, timeout, connect, breaker;
 	int		 dry;
 	char		*base;
-} opt = { 250, 15000, 3000, WA_BREAKER, 0, NULL };
+} opt = { 300, 15000, 3000, WA_BREAKER, 0, NULL };
 
 static struct slot *slots;
 static int *spare, nspare, nbusy, nheld, most;
-static CURLM *multi;
+static struct wa_multi *multi;
 static struct curl_slist *headers;
 static struct wa_guard *guard;
 static struct wa_metric *in_flight, *in_flight_max, *held;
@@ -52,12 +53,20 @@ usage(FILE *f, int status)
 	exit(status);
 }
 
-/* Writes the request with its result; counts it. */
+/*
+ * Queues the request with its result, counted; the loop writes what it
+ * queued before it waits again, whole lines in one write.
+ */
 static void
 emit(struct json_object *req, const struct wa_answer *a)
 {
+	size_t n;
+	const char *s;
+
 	wa_answer_result(req, a);
-	wa_out_json(req);
+	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	wa_out_add(s, n);
 	wa_answer_count(a);
 }
 
@@ -82,7 +91,7 @@ start(struct slot *s)
 	s->t0 = wa_now_ns();
 	s->state = BUSY;
 	nbusy++;
-	if (curl_multi_add_handle(multi, s->easy) != CURLM_OK)
+	if (curl_multi_add_handle(wa_multi_handle(multi), s->easy) != CURLM_OK)
 		wa_die(EX_SOFTWARE, "curl_multi_add_handle failed");
 	wa_metric_set(in_flight, nbusy);
 	if (nbusy > most)
@@ -111,6 +120,7 @@ take(struct wa_input *in, struct wa_record *rec)
 	if ((h = wa_guard_halted(guard, s->send.campaign.s)) != NULL) {
 		wa_answer_unsent(&a, WA_FATAL, h->code, h->why);
 		emit(rec->obj, &a);
+		wa_out_flush();
 		return;
 	}
 	nspare--;
@@ -167,12 +177,12 @@ done(void)
 	CURLMsg *m;
 	int left;
 
-	while ((m = curl_multi_info_read(multi, &left)) != NULL) {
+	while ((m = curl_multi_info_read(wa_multi_handle(multi), &left))) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
 		wa_answer_done(&a, s->easy, m->data.result, &s->send.resp);
-		curl_multi_remove_handle(multi, s->easy);
+		curl_multi_remove_handle(wa_multi_handle(multi), s->easy);
 		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
 		wa_guard_answer(guard, &s->send, &a, s->t0);
 		emit(s->req, &a);
@@ -199,12 +209,7 @@ setup(void)
 		return;
 	headers = wa_send_headers();
 	guard = wa_guard_new(opt.breaker);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 ||
-	    (multi = curl_multi_init()) == NULL)
-		wa_die(EX_SOFTWARE, "libcurl would not start");
-	curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
-	    (long)opt.jobs);
-	curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)opt.jobs);
+	multi = wa_multi_new(opt.jobs);
 }
 
 int
@@ -222,10 +227,9 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct curl_waitfd in_fd = { STDIN_FILENO, CURL_WAIT_POLLIN, 0 };
 	struct wa_record rec = { 0 };
 	struct wa_input in;
-	int c, r, eof = 0, failed = 0, running, i;
+	int c, r, eof = 0, failed = 0, i;
 	int64_t wait;
 
 	wa_prog = "wa-send";
@@ -287,18 +291,14 @@ main(int argc, char **argv)
 			break;
 		if (multi == NULL)
 			continue;
-		curl_multi_perform(multi, &running);
+		wa_out_flush();
+		if (nspare == 0 || !wa_lines_pending(&in.lines))
+			wa_multi_wait(multi, !eof && nspare > 0 &&
+			    !wa_stopping ? STDIN_FILENO : -1, (int)wait);
 		done();
 		wa_metrics_tick();
-		if (nspare > 0 && (wa_lines_pending(&in.lines) || (eof &&
-		    nbusy == 0 && nheld == 0)))
-			continue;
-		/* Signals get in only here, and cut the wait short. */
-		wa_signals_allow(1);
-		curl_multi_poll(multi, &in_fd, !eof && nspare > 0 &&
-		    !wa_stopping, wait < 250 ? (int)wait : 250, NULL);
-		wa_signals_allow(0);
 	}
+	wa_out_flush();
 	json_object_put(rec.obj);
 	wa_metrics_write();
 	for (i = 0; i < opt.jobs; i++) {
@@ -306,10 +306,8 @@ main(int argc, char **argv)
 			curl_easy_cleanup(slots[i].easy);
 		wa_send_free(&slots[i].send);
 	}
-	if (multi != NULL) {
-		curl_multi_cleanup(multi);
-		curl_global_cleanup();
-	}
+	if (multi != NULL)
+		wa_multi_free(multi);
 	curl_slist_free_all(headers);
 	r = 0;
 	if (guard != NULL) {
