@@ -6,7 +6,9 @@
  * slots is free, so it never reads ahead of its concurrency. POSTs each to
  * $WA_API_BASE/{phone_number_id}/messages with the token of WA_TOKEN_FILE
  * or WA_TOKEN. Writes on stdout each request plus its "result", in
- * completion order, one write each. A request whose number's bucket is
+ * completion order, as the calls end (whole lines: the results of one
+ * wake-up go out in one write before it waits again). A request whose
+ * number's bucket is
  * paused waits in its slot for the pause to end. Exits 0; 65 if an input
  * line was rejected; 75 if a campaign halted; 74 on a read error; 78
  * without a token or with a bad WA_API_BASE; 64 on a usage error.
@@ -22,7 +24,6 @@
 enum { FREE, HELD, BUSY };
 
 struct slot {
-	CURL		*easy;
 	struct json_object *req;
 	struct wa_send	 send;
 	int64_t		 t0;		/* ns, when it was sent */
@@ -82,20 +83,13 @@ release(struct slot *s)
 static void
 start(struct slot *s)
 {
-	if (s->easy == NULL) {
-		s->easy = wa_send_easy(&s->send, headers, opt.timeout,
-		    opt.connect);
-		curl_easy_setopt(s->easy, CURLOPT_PRIVATE, s);
-	}
-	wa_send_start(&s->send, s->easy);
+	CURL *e = wa_send_start(&s->send, headers, opt.timeout, opt.connect, s);
+
 	s->t0 = wa_now_ns();
 	s->state = BUSY;
 	nbusy++;
-	if (curl_multi_add_handle(wa_multi_handle(multi), s->easy) != CURLM_OK)
+	if (curl_multi_add_handle(wa_multi_handle(multi), e) != CURLM_OK)
 		wa_die(EX_SOFTWARE, "curl_multi_add_handle failed");
-	wa_metric_set(in_flight, nbusy);
-	if (nbusy > most)
-		wa_metric_set(in_flight_max, most = nbusy);
 }
 
 /* Takes one request into a free slot: sends it, holds it or answers it. */
@@ -131,7 +125,7 @@ take(struct wa_input *in, struct wa_record *rec)
 	}
 	s->state = HELD;
 	s->until = wa_now_ms() + ms;
-	wa_metric_set(held, ++nheld);
+	nheld++;
 }
 
 /* Sends held requests whose pause is over; returns ms to the next. */
@@ -154,7 +148,7 @@ held_go(void)
 			next = s->until - now < next ? s->until - now : next;
 			continue;
 		}
-		wa_metric_set(held, --nheld);
+		nheld--;
 		if (!wa_stopping) {
 			start(s);
 			continue;
@@ -181,15 +175,25 @@ done(void)
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
-		wa_answer_done(&a, s->easy, m->data.result, &s->send.resp);
-		curl_multi_remove_handle(wa_multi_handle(multi), s->easy);
+		wa_answer_done(&a, s->send.easy, m->data.result, &s->send.resp);
+		curl_multi_remove_handle(wa_multi_handle(multi), s->send.easy);
 		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
 		wa_guard_answer(guard, &s->send, &a, s->t0);
 		emit(s->req, &a);
 		nbusy--;
 		release(s);
 	}
+}
+
+/* Before a wait: the gauges, and the results so far out. */
+static void
+flush(void)
+{
 	wa_metric_set(in_flight, nbusy);
+	wa_metric_set(held, nheld);
+	if (nbusy > most)
+		wa_metric_set(in_flight_max, most = nbusy);
+	wa_out_flush();
 }
 
 static void
@@ -291,29 +295,23 @@ main(int argc, char **argv)
 			break;
 		if (multi == NULL)
 			continue;
-		wa_out_flush();
+		flush();
 		if (nspare == 0 || !wa_lines_pending(&in.lines))
 			wa_multi_wait(multi, !eof && nspare > 0 &&
 			    !wa_stopping ? STDIN_FILENO : -1, (int)wait);
 		done();
 		wa_metrics_tick();
 	}
-	wa_out_flush();
+	flush();
 	json_object_put(rec.obj);
 	wa_metrics_write();
-	for (i = 0; i < opt.jobs; i++) {
-		if (slots[i].easy != NULL)
-			curl_easy_cleanup(slots[i].easy);
+	for (i = 0; i < opt.jobs; i++)
 		wa_send_free(&slots[i].send);
-	}
 	if (multi != NULL)
 		wa_multi_free(multi);
 	curl_slist_free_all(headers);
-	r = 0;
-	if (guard != NULL) {
-		r = wa_guard_halts(guard);
-		wa_guard_free(guard);
-	}
+	r = wa_guard_halts(guard);
+	wa_guard_free(guard);
 	wa_input_free(&in);
 	free(slots);
 	free(spare);

@@ -71,6 +71,8 @@ wa_guard_free(struct wa_guard *g)
 	struct number *n;
 	struct campaign *c;
 
+	if (g == NULL)
+		return;
 	while ((n = g->numbers) != NULL) {
 		g->numbers = n->next;
 		wa_bucket_close(n->bucket);
@@ -284,5 +286,5 @@ wa_guard_answer(struct wa_guard *g, const struct wa_send *s,
 int
 wa_guard_halts(const struct wa_guard *g)
 {
-	return g->halts;
+	return g != NULL ? g->halts : 0;
 }

@@ -95,14 +95,16 @@ wa_multi_kick(struct wa_multi *m)
 
 /*
  * Waits up to timeout ms for libcurl's sockets or timer, or for fd (when
- * >= 0) to be readable; lets libcurl act on what is ready. Signals get
- * in only during the wait. Returns whether fd is readable.
+ * >= 0) to be readable; lets libcurl act on what is ready, a few sockets
+ * at a time, so that the caller starts new calls while the server works
+ * on others rather than in one burst after a whole round. Signals get in
+ * only during the wait. Returns whether fd is readable.
  */
 int
 wa_multi_wait(struct wa_multi *m, int fd, int timeout)
 {
 	struct pollfd p[2] = { { m->ep, POLLIN, 0 }, { fd, POLLIN, 0 } };
-	struct epoll_event ev[64];
+	struct epoll_event ev[8];
 	int64_t now = wa_now_ms();
 	int i, n, flags, running;
 
@@ -111,7 +113,7 @@ wa_multi_wait(struct wa_multi *m, int fd, int timeout)
 	if (wa_wait(p, fd >= 0 ? 2 : 1, timeout) < 0)
 		return 0;
 	if (p[0].revents & POLLIN) {
-		n = epoll_wait(m->ep, ev, 64, 0);
+		n = epoll_wait(m->ep, ev, 8, 0);
 		for (i = 0; i < n; i++) {
 			flags = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
 			    (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |

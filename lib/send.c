@@ -193,6 +193,9 @@ wa_send_free(struct wa_send *s)
 	wa_buf_free(&s->body);
 	wa_buf_free(&s->campaign);
 	wa_buf_free(&s->resp);
+	if (s->easy != NULL)
+		curl_easy_cleanup(s->easy);
+	s->easy = NULL;
 }
 
 static void
@@ -445,8 +448,8 @@ collect(char *p, size_t size, size_t n, void *arg)
  * An easy handle for the sends of s, kept for reuse: TLS verified,
  * HTTP/2 where the server offers it, no signals. Timeouts in ms.
  */
-CURL *
-wa_send_easy(struct wa_send *s, struct curl_slist *headers, long timeout,
+static CURL *
+easy(struct wa_send *s, struct curl_slist *headers, long timeout,
     long connect)
 {
 	CURL *e = curl_easy_init();
@@ -470,20 +473,29 @@ wa_send_easy(struct wa_send *s, struct curl_slist *headers, long timeout,
 }
 
 /*
- * Sets e to POST s's request. Over TLS, ALPN soon tells whether a
- * connection multiplexes, so a call waits for that rather than opening
- * one more; plain HTTP is HTTP/1.1, where waiting would serialise the
- * calls behind the first answer.
+ * The handle that POSTs s's request, with headers, timeouts in ms and
+ * priv as CURLINFO_PRIVATE; s keeps it for its next request. Over TLS,
+ * ALPN soon tells whether a connection multiplexes, so a call waits for
+ * that rather than opening one more; plain HTTP is HTTP/1.1, where
+ * waiting would serialise the calls behind the first answer.
  */
-void
-wa_send_start(struct wa_send *s, CURL *e)
+CURL *
+wa_send_start(struct wa_send *s, struct curl_slist *headers, long timeout,
+    long connect, void *priv)
 {
+	CURL *e;
+
+	if (s->easy == NULL)
+		s->easy = easy(s, headers, timeout, connect);
+	e = s->easy;
+	curl_easy_setopt(e, CURLOPT_PRIVATE, priv);
 	curl_easy_setopt(e, CURLOPT_PIPEWAIT,
 	    strncmp(s->url.s, "https:", 6) == 0 ? 1L : 0L);
 	curl_easy_setopt(e, CURLOPT_URL, s->url.s);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->body.s);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)s->body.len);
 	s->resp.len = 0;
+	return e;
 }
 
 /* Adds what --dry-run shows: the URL and the body it would POST. */

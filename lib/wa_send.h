@@ -21,6 +21,7 @@ struct wa_send {
 	struct wa_buf	 campaign;	/* what a halt stops: see wa_send_prepare */
 	struct wa_buf	 resp;		/* the answer's body */
 	char		 number[65];	/* phone_number_id */
+	CURL		*easy;		/* kept for the next request */
 };
 
 /* What came back, or why nothing did. */
@@ -40,8 +41,8 @@ const char *wa_send_prepare(struct wa_send *, struct json_object *,
     const char *);
 char *wa_send_base(void);
 void wa_send_free(struct wa_send *);
-CURL *wa_send_easy(struct wa_send *, struct curl_slist *, long, long);
-void wa_send_start(struct wa_send *, CURL *);
+CURL *wa_send_start(struct wa_send *, struct curl_slist *, long, long,
+    void *);
 void wa_send_dry(struct json_object *, const struct wa_send *);
 void wa_answer_http(struct wa_answer *, long, const char *, size_t);
 void wa_answer_curl(struct wa_answer *, CURLcode, int);
