@@ -74,8 +74,11 @@ usage(FILE *f, int status)
 	exit(status);
 }
 
-/* Loads the campaign's fixed fields into the shared part of a request. */
-static void
+/*
+ * Loads the campaign's fixed fields into the shared part of a request;
+ * returns 0 or an exit status.
+ */
+static int
 load(PGconn *conn)
 {
 	const char *p[] = { opt.campaign };
@@ -84,9 +87,12 @@ load(PGconn *conn)
 	    1, p);
 
 	if (res == NULL)
-		exit(EX_UNAVAILABLE);
-	if (PQntuples(res) != 1)
-		wa_die(EX_USAGE, "no campaign %s", opt.campaign);
+		return EX_UNAVAILABLE;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		wa_warn("no campaign %s", opt.campaign);
+		return EX_USAGE;
+	}
 	wa_buf_printf(&head, ",\"campaign_id\":%s,\"phone_number_id\":",
 	    opt.campaign);
 	wa_buf_json_string(&head, PQgetvalue(res, 0, 0),
@@ -98,6 +104,7 @@ load(PGconn *conn)
 	wa_buf_json_string(&head, PQgetvalue(res, 0, 2),
 	    PQgetlength(res, 0, 2));
 	PQclear(res);
+	return 0;
 }
 
 /* Adds one send request; params is a JSON array or an object to merge. */
@@ -150,39 +157,44 @@ room(long long capacity, size_t avg)
 	return n < 1 ? 1 : n < opt.batch ? n : opt.batch;
 }
 
-/* Nothing was claimed: returns the ms to wait, or exits. */
+/*
+ * Nothing was claimed: returns the ms to wait before claiming again, or -1
+ * with the exit status in *status.
+ */
 static long long
-dry(PGconn *conn)
+dry(PGconn *conn, int *status)
 {
 	const char *p[] = { opt.campaign };
 	PGresult *res = wa_pg_exec(conn, left_sql, 1, p);
 	const char *state;
-	long long wait, unknown;
+	long long wait = -1;
 
+	*status = EX_UNAVAILABLE;
 	if (res == NULL)
-		exit(EX_UNAVAILABLE);
+		return -1;
 	state = PQgetvalue(res, 0, 0);
-	if (strcmp(state, "completed") == 0)
-		exit(0);
-	if (strcmp(state, "running") != 0)
-		wa_die(EX_TEMPFAIL, "campaign %s is %s%s%s", opt.campaign,
+	*status = 0;
+	if (strcmp(state, "running") != 0 && strcmp(state, "completed") != 0) {
+		wa_warn("campaign %s is %s%s%s", opt.campaign,
 		    strcmp(state, "draft") == 0 ? "not started" : state,
 		    *PQgetvalue(res, 0, 1) ? ": " : "", PQgetvalue(res, 0, 1));
-	unknown = atoll(PQgetvalue(res, 0, 4));
-	if (*PQgetvalue(res, 0, 2) == 'f' && *PQgetvalue(res, 0, 3) == 'f') {
-		if (unknown > 0)
-			wa_warn("campaign %s: nothing left to claim; %lld "
-			    "rows unknown: wa-reconcile settles them",
-			    opt.campaign, unknown);
+		*status = EX_TEMPFAIL;
+	} else if (strcmp(state, "completed") == 0) {
+		;
+	} else if (*PQgetvalue(res, 0, 2) == 'f' &&
+	    *PQgetvalue(res, 0, 3) == 'f') {
+		if (atoll(PQgetvalue(res, 0, 4)) > 0)
+			wa_warn("campaign %s: nothing left to claim; %s rows "
+			    "unknown: wa-reconcile settles them", opt.campaign,
+			    PQgetvalue(res, 0, 4));
 		else
 			PQclear(wa_pg_exec(conn, complete_sql, 1, p));
-		exit(0);
+	} else if (!opt.once) {
+		wait = opt.poll_ms;
+		if (!PQgetisnull(res, 0, 5) &&
+		    atoll(PQgetvalue(res, 0, 5)) < wait)
+			wait = atoll(PQgetvalue(res, 0, 5));
 	}
-	if (opt.once)
-		exit(0);
-	wait = opt.poll_ms;
-	if (!PQgetisnull(res, 0, 5) && atoll(PQgetvalue(res, 0, 5)) < wait)
-		wait = atoll(PQgetvalue(res, 0, 5));
 	PQclear(res);
 	return wait;
 }
@@ -205,10 +217,10 @@ main(int argc, char **argv)
 	struct stat st;
 	PGconn *conn;
 	PGresult *res;
-	long long capacity = 0, n;
+	long long capacity = 0, n, wait;
 	size_t avg = 200, bytes;
 	int64_t t0;
-	int c, i, rows;
+	int c, i, rows, status;
 
 	wa_prog = "wa-claim";
 	while ((c = getopt_long(argc, argv, "c:d:hn:", longs, NULL)) != -1)
@@ -260,8 +272,8 @@ main(int argc, char **argv)
 		capacity = fcntl(STDOUT_FILENO, F_GETPIPE_SZ);
 	}
 	conn = wa_pg_connect(opt.conninfo);
-	load(conn);
-	while (!wa_stopping) {
+	status = load(conn);
+	while (status == 0 && !wa_stopping) {
 		n = room(capacity, avg);
 		if (n == 0)
 			break;
@@ -270,8 +282,10 @@ main(int argc, char **argv)
 		t0 = wa_now_ns();
 		p[0] = opt.campaign;
 		p[1] = limit.s;
-		if ((res = wa_pg_exec(conn, claim_sql, 2, p)) == NULL)
-			exit(EX_UNAVAILABLE);
+		if ((res = wa_pg_exec(conn, claim_sql, 2, p)) == NULL) {
+			status = EX_UNAVAILABLE;
+			break;
+		}
 		wa_metric_add(claims_total, 1);
 		wa_metric_observe(claim_seconds, (wa_now_ns() - t0) / 1e9);
 		rows = PQntuples(res);
@@ -283,13 +297,15 @@ main(int argc, char **argv)
 		wa_metrics_tick();
 		if (rows > 0)
 			avg = (avg * 3 + bytes / rows) / 4;
+		else if ((wait = dry(conn, &status)) < 0)
+			break;
 		else
-			wa_sleep_ms(dry(conn));
+			wa_sleep_ms(wait);
 	}
 	wa_metrics_write();
 	PQfinish(conn);
 	wa_buf_free(&line);
 	wa_buf_free(&limit);
 	wa_buf_free(&head);
-	return 0;
+	return status;
 }

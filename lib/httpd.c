@@ -92,11 +92,24 @@ wa_httpd_start(const char *listen, const char *port_file, unsigned int flags,
 	return d;
 }
 
+/*
+ * Serves until SIGTERM or SIGINT; then calls drain(arg) when it is not
+ * NULL, which must resume every suspended connection (MHD cannot stop
+ * with one, see wa_later_drain), and stops the daemon.
+ */
+void
+wa_httpd_serve(struct MHD_Daemon *d, void (*drain)(void *), void *arg)
+{
+	while (!wa_stopping)
+		wa_sleep_ms(1000);
+	if (drain != NULL)
+		drain(arg);
+	MHD_stop_daemon(d);
+}
+
 /* Serves until SIGTERM or SIGINT, then stops the daemon. */
 void
 wa_httpd_run(struct MHD_Daemon *d)
 {
-	while (!wa_stopping)
-		wa_sleep_ms(1000);
-	MHD_stop_daemon(d);
+	wa_httpd_serve(d, NULL, NULL);
 }

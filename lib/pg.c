@@ -131,6 +131,24 @@ wa_pg_array_add(struct wa_buf *b, const char *s, size_t n)
 	wa_buf_add(b, "\"", 1);
 }
 
+/* Appends an integer element. */
+void
+wa_pg_array_int(struct wa_buf *b, long long v)
+{
+	sep(b);
+	wa_buf_printf(b, "%lld", v);
+}
+
+/* Appends a string element, or NULL when s is NULL. */
+void
+wa_pg_array_str(struct wa_buf *b, const char *s)
+{
+	if (s == NULL)
+		wa_pg_array_null(b);
+	else
+		wa_pg_array_add(b, s, strlen(s));
+}
+
 void
 wa_pg_array_null(struct wa_buf *b)
 {

@@ -10,5 +10,6 @@
 struct MHD_Daemon *wa_httpd_start(const char *, const char *, unsigned int,
     MHD_AccessHandlerCallback, void *, const struct MHD_OptionItem *);
 void wa_httpd_run(struct MHD_Daemon *);
+void wa_httpd_serve(struct MHD_Daemon *, void (*)(void *), void *);
 
 #endif

@@ -15,6 +15,8 @@ void wa_pg_warn(PGconn *, PGresult *, const char *);
 int wa_pg_retryable(PGconn *, PGresult *);
 void wa_pg_array_start(struct wa_buf *);
 void wa_pg_array_add(struct wa_buf *, const char *, size_t);
+void wa_pg_array_int(struct wa_buf *, long long);
+void wa_pg_array_str(struct wa_buf *, const char *);
 void wa_pg_array_null(struct wa_buf *);
 void wa_pg_array_end(struct wa_buf *);
 const char *wa_pg_conninfo(const char *);

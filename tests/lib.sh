@@ -15,6 +15,9 @@ export PATH LC_ALL=C TOP
 unset DATABASE_URL PGSERVICE PGPORT PGPASSWORD WA_TOKEN WA_TOKEN_FILE \
     WA_APP_SECRET WA_APP_SECRET_FILE WA_API_BASE
 
+# TAP goes to fd 7, so that redirecting a checked command's output
+# (exits 0 'help' wa-x --help >/dev/null) never swallows the verdict.
+exec 7>&1
 T=$(mktemp -d /tmp/wapipe-test.XXXXXX)
 chmod 755 "$T"
 export WA_STATE_DIR="$T/state"
@@ -41,9 +44,9 @@ ok() {
 	shift
 	t_n=$((t_n + 1))
 	if "$@"; then
-		echo "ok $t_n - $t_d"
+		echo "ok $t_n - $t_d" >&7
 	else
-		echo "not ok $t_n - $t_d"
+		echo "not ok $t_n - $t_d" >&7
 		t_failed=$((t_failed + 1))
 	fi
 }
@@ -52,11 +55,11 @@ ok() {
 is() {
 	t_n=$((t_n + 1))
 	if [ "$1" = "$2" ]; then
-		echo "ok $t_n - $3"
+		echo "ok $t_n - $3" >&7
 	else
-		echo "not ok $t_n - $3"
+		echo "not ok $t_n - $3" >&7
 		printf '#   got:      %s\n#   expected: %s\n' "$1" "$2" |
-		    head -40
+		    head -40 >&7
 		t_failed=$((t_failed + 1))
 	fi
 }
@@ -65,11 +68,11 @@ is() {
 like() {
 	t_n=$((t_n + 1))
 	if printf '%s\n' "$1" | grep -Eq -- "$2"; then
-		echo "ok $t_n - $3"
+		echo "ok $t_n - $3" >&7
 	else
-		echo "not ok $t_n - $3"
-		printf '%s\n' "$1" | head -20 | sed 's/^/#   got: /'
-		printf '#   pattern: %s\n' "$2"
+		echo "not ok $t_n - $3" >&7
+		printf '%s\n' "$1" | head -20 | sed 's/^/#   got: /' >&7
+		printf '#   pattern: %s\n' "$2" >&7
 		t_failed=$((t_failed + 1))
 	fi
 }
@@ -95,11 +98,11 @@ bail() {
 }
 
 note() {
-	printf '%s\n' "$*" | sed 's/^/# /'
+	printf '%s\n' "$*" | sed 's/^/# /' >&7
 }
 
 done_testing() {
-	echo "1..$t_n"
+	echo "1..$t_n" >&7
 	[ "$t_failed" -eq 0 ]
 }
 
@@ -121,37 +124,25 @@ wait_for() {
 	done
 }
 
-as_pg() {
-	if [ "$(id -u)" = 0 ]; then
-		runuser -u postgres -- "$@"
-	else
-		"$@"
-	fi
-}
+# shellcheck source=scripts/pgtmp.sh
+. "$TOP/scripts/pgtmp.sh"
 
 # pg_start: a new cluster on a unix socket in $T/pg, schema loaded; sets
-# PGHOST, PGUSER, PGDATABASE for the programs under test.
+# PGHOST, PGUSER, PGDATABASE for the programs under test. Benchmarks
+# source this file too, with PG_DURABLE=1 for Postgres's default settings.
 pg_start() {
-	t_pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V |
-	    tail -1)
-	[ -x "$t_pgbin/initdb" ] || bail "no initdb: run make deps"
-	mkdir -p "$T/pg"
-	[ "$(id -u)" = 0 ] && chown postgres "$T/pg"
-	PGDATA=$T/pg/data
-	as_pg "$t_pgbin/initdb" -D "$PGDATA" -A trust -U postgres -N \
-	    >"$T/initdb.log" 2>&1 || bail "initdb failed: $(cat "$T/initdb.log")"
-	as_pg "$t_pgbin/pg_ctl" -D "$PGDATA" -l "$T/pg/log" -w -o \
-	    "-k $T/pg -c listen_addresses= -c fsync=off -c full_page_writes=off -c synchronous_commit=off ${PG_OPTIONS:-}" \
-	    start >/dev/null || bail "pg_ctl start failed: $(cat "$T/pg/log")"
-	export PGHOST=$T/pg PGUSER=postgres PGDATABASE=postgres PGDATA
+	# Tests trade durability for speed; benchmarks don't.
+	t_fast="-c fsync=off -c full_page_writes=off -c synchronous_commit=off"
+	[ -n "${PG_DURABLE:-}" ] && t_fast=""
+	# shellcheck disable=SC2086
+	pgtmp_start "$T/pg" $t_fast ${PG_OPTIONS:-} 2>"$T/pg.err" ||
+	    bail "no Postgres: $(cat "$T/pg.err")"
 	psql -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null ||
 	    bail "schema did not load"
 }
 
 pg_stop() {
-	as_pg "$t_pgbin/pg_ctl" -D "$PGDATA" -m immediate -w stop \
-	    >/dev/null 2>&1
-	PGDATA=
+	pgtmp_stop
 }
 
 # sql STATEMENT: runs STATEMENT, prints the rows unaligned.

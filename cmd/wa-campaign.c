@@ -1,0 +1,312 @@
+/*
+ * wa-campaign: the operator's tool. Creates campaigns, imports their
+ * recipients, starts, pauses, resumes and cancels them, reports where
+ * they stand and puts failed or unknown rows back in the queue.
+ *
+ * Reads and writes campaigns and campaign_recipients (Postgres); import
+ * reads a CSV or NDJSON file (or stdin). Writes the new id (create), the
+ * report (status), the campaigns (list) or the rows requeued (requeue)
+ * on stdout; messages on stderr. Exits 0 on success, 64 on a usage error
+ * or an unknown campaign, 65 when a move is not allowed from the
+ * campaign's state or an import rejected rows, 66 when the file cannot
+ * be opened, 69 when Postgres fails, 74 when reading the file or writing
+ * stdout fails, 75 when a signal cut an import short (nothing imported).
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wa_import.h"
+#include "wa_report.h"
+
+enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
+    REASON, JSON, STATUS, CODE, NOPT };
+#define O(x) (1u << (x))
+
+static const struct option longs[] = {
+	{ "name", required_argument, NULL, NAME },
+	{ "phone-number-id", required_argument, NULL, NUMBER },
+	{ "template", required_argument, NULL, TEMPLATE },
+	{ "language", required_argument, NULL, LANG },
+	{ "max-attempts", required_argument, NULL, MAXATT },
+	{ "on-unknown", required_argument, NULL, UNKNOWN },
+	{ "country-code", required_argument, NULL, CC },
+	{ "reject", required_argument, NULL, REJECT },
+	{ "reason", required_argument, NULL, REASON },
+	{ "json", no_argument, NULL, JSON },
+	{ "status", required_argument, NULL, STATUS },
+	{ "code", required_argument, NULL, CODE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char *val[NOPT];	/* the value of each option given */
+static unsigned given;
+static const char *conninfo;
+static PGconn *conn;
+
+/* From where to where each move goes, and the rule when it cannot. */
+static const struct move {
+	const char	*cmd, *from, *to, *rule;
+} moves[] = {
+	{ "start", "{draft}", "running", "only a draft can be started" },
+	{ "pause", "{running}", "paused", "only a running one can be paused" },
+	{ "resume", "{paused}", "running", "only a paused one can be resumed" },
+	{ "cancel", "{draft,running,paused}", "cancelled",
+	    "a completed or cancelled one stays so" },
+};
+
+static const char *move_sql =
+    "UPDATE campaigns SET state = $2, state_reason = $3, updated_at = now(),"
+    " started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at,"
+    "  now()) ELSE started_at END,"
+    " finished_at = CASE WHEN $2 = 'cancelled' THEN now()"
+    "  ELSE finished_at END"
+    " WHERE id = $1 AND state = ANY ($4::text[])";
+
+static const char *requeue_sql =
+    "UPDATE campaign_recipients SET status = 'pending',"
+    " next_attempt_at = now(), error_code = NULL, error_title = NULL,"
+    " wamid = NULL, status_at = NULL"
+    " WHERE campaign_id = $1 AND status = $2"
+    " AND ($3::integer IS NULL OR error_code = $3)";
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f, "usage: wa-campaign [-d conninfo] command [options]\n"
+	    "  create --name name --phone-number-id id --template name\n"
+	    "         [--language lang] [--max-attempts n] "
+	    "[--on-unknown resend|fail]\n"
+	    "  import [--country-code cc] [--reject file] id file|-\n"
+	    "  start id\n  pause [--reason text] id\n  resume id\n"
+	    "  cancel [--reason text] id\n  status [--json] id\n"
+	    "  requeue [--status failed|unknown] [--code n] id\n  list\n");
+	exit(status);
+}
+
+static PGconn *
+db(void)
+{
+	if (conn == NULL)
+		conn = wa_pg_connect(conninfo);
+	return conn;
+}
+
+/* Runs sql, exiting 69 if it fails; the result when there is one. */
+static PGresult *
+run(const char *sql, int n, const char *const *p)
+{
+	PGresult *res = wa_pg_exec(db(), sql, n, p);
+
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	return res;
+}
+
+/* The state of campaign id (valid until the next call); exits if none. */
+static const char *
+state(const char *id)
+{
+	static char s[16];
+	PGresult *res = run("SELECT state FROM campaigns WHERE id = $1", 1,
+	    &id);
+
+	*s = '\0';
+	if (PQntuples(res) == 1)
+		snprintf(s, sizeof s, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (*s == '\0')
+		wa_die(EX_USAGE, "no campaign %s", id);
+	return s;
+}
+
+static int
+create(char **args)
+{
+	const char *p[] = { val[NAME], val[NUMBER], val[TEMPLATE],
+	    val[LANG] ? val[LANG] : "en_US",
+	    val[MAXATT] ? val[MAXATT] : "10",
+	    val[UNKNOWN] ? val[UNKNOWN] : "resend" };
+	PGresult *res;
+
+	(void)args;
+	if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+		wa_die(EX_USAGE, "create needs --name, --phone-number-id and "
+		    "--template");
+	if (*p[1] == '\0' || p[1][strspn(p[1], "0123456789")] != '\0')
+		wa_die(EX_USAGE, "the phone number id is the number's id in "
+		    "the Cloud API (digits), not '%s'", p[1]);
+	wa_num(p[4], 1, 1000, "max attempts");
+	if (strcmp(p[5], "resend") != 0 && strcmp(p[5], "fail") != 0)
+		wa_die(EX_USAGE, "--on-unknown is resend or fail, not '%s'",
+		    p[5]);
+	res = run("INSERT INTO campaigns (name, phone_number_id,"
+	    " template_name, template_lang, max_attempts, on_unknown)"
+	    " VALUES ($1, $2, $3, $4, $5, $6) RETURNING id", 6, p);
+	printf("%s\n", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return 0;
+}
+
+static int
+import(char **args)
+{
+	struct wa_rows rows;
+	int fd = STDIN_FILENO, ret;
+
+	if (strcmp(args[1], "-") != 0 &&
+	    (fd = open(args[1], O_RDONLY | O_CLOEXEC)) < 0)
+		wa_die(EX_NOINPUT, "open %s:", args[1]);
+	wa_rows_init(&rows, fd, fd == STDIN_FILENO ? "<stdin>" : args[1],
+	    val[CC]);
+	if (val[REJECT] != NULL)
+		wa_input_reject_file(&rows.in, val[REJECT]);
+	wa_import_load(db(), args[0], &rows);
+	ret = rows.in.rejected > 0 ? EX_DATAERR : 0;
+	wa_rows_free(&rows);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return ret;
+}
+
+static int
+move(char **args, const struct move *m)
+{
+	const char *reason = val[REASON];
+	const char *p[] = { args[0], m->to, reason, m->from };
+	PGresult *res;
+	int done;
+
+	if (reason == NULL && strcmp(m->cmd, "pause") == 0)
+		p[2] = "paused by the operator";
+	else if (reason == NULL && strcmp(m->cmd, "cancel") == 0)
+		p[2] = "cancelled by the operator";
+	res = run(move_sql, 4, p);
+	done = strcmp(PQcmdTuples(res), "1") == 0;
+	PQclear(res);
+	if (!done)
+		wa_die(EX_DATAERR, "campaign %s is %s: %s", args[0],
+		    state(args[0]), m->rule);
+	return 0;
+}
+
+static int
+status(char **args)
+{
+	struct json_object *o = wa_report(db(), args[0]);
+
+	if (o == NULL)
+		wa_die(EX_USAGE, "no campaign %s", args[0]);
+	if (given & O(JSON))
+		wa_out_json(o);
+	else
+		wa_report_print(stdout, o);
+	json_object_put(o);
+	return 0;
+}
+
+static int
+requeue(char **args)
+{
+	const char *p[] = { args[0], val[STATUS] ? val[STATUS] :
+	    "failed", val[CODE] };
+	PGresult *res;
+
+	if (strcmp(p[1], "failed") != 0 && strcmp(p[1], "unknown") != 0)
+		wa_die(EX_USAGE, "--status is failed or unknown, not '%s'",
+		    p[1]);
+	if (p[2] != NULL)
+		wa_num(p[2], 0, INT_MAX, "error code");
+	PQclear(run("BEGIN", 0, NULL));
+	if (strcmp(state(args[0]), "cancelled") == 0)
+		wa_die(EX_DATAERR, "campaign %s is cancelled: nothing to "
+		    "requeue", args[0]);
+	res = run(requeue_sql, 3, p);
+	printf("%s\n", PQcmdTuples(res));
+	PQclear(res);
+	if (wa_import_reopen(db(), args[0]))
+		wa_warn("campaign %s was completed and runs again: start the "
+		    "pipeline to send the requeued rows", args[0]);
+	PQclear(run("COMMIT", 0, NULL));
+	return 0;
+}
+
+static int
+list(char **args)
+{
+	(void)args;
+	wa_report_list(db(), stdout);
+	return 0;
+}
+
+static const struct cmd {
+	const char	*name;
+	int		 args;		/* operands after the name */
+	unsigned	 opts;		/* the options it takes */
+	int		(*fn)(char **);
+} cmds[] = {
+	{ "create", 0, O(NAME) | O(NUMBER) | O(TEMPLATE) | O(LANG) |
+	    O(MAXATT) | O(UNKNOWN), create },
+	{ "import", 2, O(CC) | O(REJECT), import },
+	{ "start", 1, 0, NULL }, { "pause", 1, O(REASON), NULL },
+	{ "resume", 1, 0, NULL }, { "cancel", 1, O(REASON), NULL },
+	{ "status", 1, O(JSON), status },
+	{ "requeue", 1, O(STATUS) | O(CODE), requeue },
+	{ "list", 0, 0, list },
+};
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd *cmd = NULL;
+	size_t i;
+	int c, ret = 0;
+
+	wa_prog = "wa-campaign";
+	while ((c = getopt_long(argc, argv, "d:h", longs, NULL)) != -1) {
+		if (c > 0 && c < NOPT) {
+			val[c] = optarg;
+			given |= O(c);
+		} else if (c == 'd')
+			conninfo = optarg;
+		else if (c == 'h')
+			usage(stdout, 0);
+		else if (c == 'V')
+			wa_version();
+		else
+			usage(stderr, EX_USAGE);
+	}
+	for (i = 0; optind < argc && i < sizeof cmds / sizeof *cmds; i++)
+		if (strcmp(argv[optind], cmds[i].name) == 0)
+			cmd = &cmds[i];
+	if (cmd == NULL || argc - optind - 1 != cmd->args)
+		usage(stderr, EX_USAGE);
+	for (i = 0; longs[i].name != NULL; i++)
+		if (longs[i].val < NOPT && (given & ~cmd->opts &
+		    O(longs[i].val)))
+			wa_die(EX_USAGE, "%s takes no --%s", cmd->name,
+			    longs[i].name);
+	if (given & O(CC) && wa_phone_cc(val[CC]) == NULL)
+		wa_die(EX_USAGE, "a country code is 1 to 3 digits, the first "
+		    "not 0, not '%s'", val[CC]);
+	if (given & O(CC))
+		val[CC] = wa_phone_cc(val[CC]);
+	if (cmd->args > 0)
+		wa_num(argv[optind + 1], 1, LLONG_MAX, "campaign id");
+	wa_signals();
+	if (cmd->fn != NULL)
+		ret = cmd->fn(argv + optind + 1);
+	else
+		for (i = 0; i < sizeof moves / sizeof *moves; i++)
+			if (strcmp(moves[i].cmd, cmd->name) == 0)
+				ret = move(argv + optind + 1, &moves[i]);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		wa_die(EX_IOERR, "write to stdout:");
+	PQfinish(conn);
+	return ret;
+}

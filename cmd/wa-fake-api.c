@@ -1,0 +1,352 @@
+/*
+ * wa-fake-api: a stand-in for Meta's WhatsApp Cloud API, so that tests,
+ * benchmarks, the demo and operators' rehearsals run without Meta.
+ *
+ * Reads HTTP requests, POST /{version}/{phone_number_id}/messages with a
+ * template send and "Authorization: Bearer" the token of WA_TOKEN or
+ * WA_TOKEN_FILE. Answers as the Cloud API does, after the latency asked
+ * for, with its throughput and pair-rate limits, scripted faults and
+ * error envelopes (lib/fakeapi.c). Writes one NDJSON line per request to
+ * --log and, with --webhook-url, POSTs signed status webhooks (key from
+ * WA_APP_SECRET or WA_APP_SECRET_FILE). Prints nothing on stdout.
+ * Exits 0 after SIGTERM or SIGINT, 64 on a usage error, 69 when it
+ * cannot listen, 73 when it cannot create a log, 78 without a token or
+ * an app secret.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <curl/curl.h>
+
+#include "wa.h"
+#include "wa_fakeapi.h"
+#include "wa_hooks.h"
+#include "wa_httpd.h"
+#include "wa_later.h"
+#include "wa_secret.h"
+
+/* One request, from its headers to the end of the connection's use. */
+struct call {
+	struct wa_buf	 body;
+	int		 too_big;
+	int		 decided;
+	struct wa_fake_reply reply;
+	struct wa_later_item later;
+};
+
+static struct wa_fake *fake;
+static struct wa_later *later;
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f, "usage: wa-fake-api [--any-token] [--listen addr:port] "
+	    "[--port-file file] [--log file]\n"
+	    "        [--rate n] [--pair-ms ms] [--latency-ms mean] "
+	    "[--jitter-ms spread]\n"
+	    "        [--templates name,...] [--script suffix=action]... "
+	    "[--error-rate code:f]...\n"
+	    "        [--drop-rate f] [--seed n] [--threads n]\n"
+	    "        [--webhook-url url] [--webhook-batch n] "
+	    "[--webhook-delay-ms ms]\n"
+	    "        [--webhook-linger-ms ms] [--webhook-retry-ms ms] "
+	    "[--webhook-inflight n]\n"
+	    "        [--webhook-log file] [--dup-rate f] [--reorder-rate f] "
+	    "[--fail-rate f]\n"
+	    "        [--read-rate f]\n");
+	exit(status);
+}
+
+static enum MHD_Result
+answer(struct MHD_Connection *conn, struct call *c)
+{
+	struct MHD_Response *res;
+	enum MHD_Result ret;
+
+	if (c->reply.how != WA_FAKE_ANSWER)
+		return MHD_NO;		/* MHD closes the connection */
+	res = MHD_create_response_from_buffer(c->reply.body.len,
+	    c->reply.body.s, MHD_RESPMEM_MUST_COPY);
+	if (res == NULL)
+		return MHD_NO;
+	MHD_add_response_header(res, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    c->reply.ctype);
+	ret = MHD_queue_response(conn, c->reply.http, res);
+	MHD_destroy_response(res);
+	return ret;
+}
+
+/*
+ * MHD calls this once for the headers, once per piece of body, once when
+ * the body is complete (decide, then answer or hold), and once more for a
+ * held request when the timer resumes it.
+ */
+static enum MHD_Result
+serve(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *data,
+    size_t *size, void **ptr)
+{
+	struct call *c = *ptr;
+	int64_t due;
+
+	(void)cls;
+	(void)version;
+	if (c == NULL) {
+		*ptr = wa_alloc(sizeof *c);
+		return MHD_YES;
+	}
+	if (*size > 0) {
+		if (c->body.len + *size <= WA_FAKE_BODY_MAX)
+			wa_buf_add(&c->body, data, *size);
+		else
+			c->too_big = 1;
+		*size = 0;
+		return MHD_YES;
+	}
+	if (c->decided)
+		return c->later.woke == WA_LATER_DUE ? answer(conn, c) : MHD_NO;
+	c->decided = 1;
+	wa_fake_handle(fake, method, url, MHD_lookup_connection_value(conn,
+	    MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+	    c->too_big ? NULL : c->body.s ? c->body.s : "", c->body.len,
+	    &c->reply);
+	if (c->reply.how == WA_FAKE_NEVER || c->reply.delay_ms > 0) {
+		due = c->reply.how == WA_FAKE_NEVER ? INT64_MAX :
+		    wa_now_ns() + c->reply.delay_ms * 1000000;
+		return wa_later_hold(later, &c->later, conn, due) == 0 ?
+		    MHD_YES : MHD_NO;
+	}
+	return answer(conn, c);
+}
+
+static void
+done(void *cls, struct MHD_Connection *conn, void **ptr,
+    enum MHD_RequestTerminationCode why)
+{
+	struct call *c = *ptr;
+
+	(void)cls;
+	(void)conn;
+	(void)why;
+	if (c == NULL)
+		return;
+	wa_buf_free(&c->body);
+	wa_fake_reply_free(&c->reply);
+	free(c);
+	*ptr = NULL;
+}
+
+/* Room for many held connections: the hard limit on descriptors. */
+static unsigned int
+max_connections(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 1000;
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur > 100064)
+		return 100000;
+	return rl.rlim_cur > 128 ? rl.rlim_cur - 64 : 64;
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { ANY = 256, BATCH, DELAY, DROP, DUP, ERRATE, FAIL, INFLIGHT,
+	    JITTER, LATENCY, LINGER, LISTEN, LOG, PAIR, PORTFILE, RATE, READ,
+	    REORDER, RETRY, SCRIPT, SEED, TEMPLATES, THREADS, HOOKLOG, URL };
+	static const struct option longs[] = {
+		{ "any-token", no_argument, NULL, ANY },
+		{ "drop-rate", required_argument, NULL, DROP },
+		{ "dup-rate", required_argument, NULL, DUP },
+		{ "error-rate", required_argument, NULL, ERRATE },
+		{ "fail-rate", required_argument, NULL, FAIL },
+		{ "help", no_argument, NULL, 'h' },
+		{ "jitter-ms", required_argument, NULL, JITTER },
+		{ "latency-ms", required_argument, NULL, LATENCY },
+		{ "listen", required_argument, NULL, LISTEN },
+		{ "log", required_argument, NULL, LOG },
+		{ "pair-ms", required_argument, NULL, PAIR },
+		{ "port-file", required_argument, NULL, PORTFILE },
+		{ "rate", required_argument, NULL, RATE },
+		{ "read-rate", required_argument, NULL, READ },
+		{ "reorder-rate", required_argument, NULL, REORDER },
+		{ "script", required_argument, NULL, SCRIPT },
+		{ "seed", required_argument, NULL, SEED },
+		{ "templates", required_argument, NULL, TEMPLATES },
+		{ "threads", required_argument, NULL, THREADS },
+		{ "version", no_argument, NULL, 'V' },
+		{ "webhook-batch", required_argument, NULL, BATCH },
+		{ "webhook-delay-ms", required_argument, NULL, DELAY },
+		{ "webhook-inflight", required_argument, NULL, INFLIGHT },
+		{ "webhook-linger-ms", required_argument, NULL, LINGER },
+		{ "webhook-log", required_argument, NULL, HOOKLOG },
+		{ "webhook-retry-ms", required_argument, NULL, RETRY },
+		{ "webhook-url", required_argument, NULL, URL },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct wa_fake_conf fc = { .rate = 80, .pair_ms = 6000,
+	    .hook_delay_ms = 500, .read_rate = 0.5 };
+	struct wa_hooks_conf hc = { .batch = 10, .inflight = 4,
+	    .linger_ms = 100, .retry_ms = 1000, .retry_max_ms = 300000,
+	    .timeout_ms = 10000, .waba_id = "102290129340398",
+	    .display_phone = "15550783881" };
+	struct MHD_OptionItem opts[] = {
+		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)done, NULL },
+		{ MHD_OPTION_CONNECTION_LIMIT, 0, NULL },
+		{ MHD_OPTION_THREAD_POOL_SIZE, 1, NULL },
+		{ MHD_OPTION_END, 0, NULL }
+	};
+	const char *listen = "127.0.0.1:8088", *port_file = NULL;
+	const union MHD_DaemonInfo *info;
+	struct wa_hooks_stats hs;
+	struct wa_fake_stats fs;
+	struct MHD_Daemon *d;
+	struct wa_hooks *hooks = NULL;
+	char *secret = NULL;
+	int c, any = 0;
+
+	wa_prog = "wa-fake-api";
+	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
+		switch (c) {
+		case ANY:
+			any = 1;
+			break;
+		case BATCH:
+			hc.batch = wa_num(optarg, 1, 1000, "--webhook-batch");
+			break;
+		case DELAY:
+			fc.hook_delay_ms = wa_num(optarg, 0, 86400000,
+			    "--webhook-delay-ms");
+			break;
+		case DROP:
+			fc.drop_rate = wa_fnum(optarg, 0, 1, "--drop-rate");
+			break;
+		case DUP:
+			fc.dup_rate = wa_fnum(optarg, 0, 1, "--dup-rate");
+			break;
+		case ERRATE:
+			wa_fake_add_errate(&fc, optarg);
+			break;
+		case FAIL:
+			fc.fail_rate = wa_fnum(optarg, 0, 1, "--fail-rate");
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case INFLIGHT:
+			hc.inflight = wa_num(optarg, 1, 1000,
+			    "--webhook-inflight");
+			break;
+		case JITTER:
+			fc.jitter_ms = wa_num(optarg, 0, 3600000, "--jitter-ms");
+			break;
+		case LATENCY:
+			fc.latency_ms = wa_num(optarg, 0, 3600000,
+			    "--latency-ms");
+			break;
+		case LINGER:
+			hc.linger_ms = wa_num(optarg, 0, 3600000,
+			    "--webhook-linger-ms");
+			break;
+		case LISTEN:
+			listen = optarg;
+			break;
+		case LOG:
+			fc.log = optarg;
+			break;
+		case PAIR:
+			fc.pair_ms = wa_num(optarg, 0, 86400000, "--pair-ms");
+			break;
+		case PORTFILE:
+			port_file = optarg;
+			break;
+		case RATE:
+			fc.rate = wa_num(optarg, 0, 100000, "--rate");
+			break;
+		case READ:
+			fc.read_rate = wa_fnum(optarg, 0, 1, "--read-rate");
+			break;
+		case REORDER:
+			fc.reorder_rate = wa_fnum(optarg, 0, 1,
+			    "--reorder-rate");
+			break;
+		case RETRY:
+			hc.retry_ms = wa_num(optarg, 1, 3600000,
+			    "--webhook-retry-ms");
+			break;
+		case SCRIPT:
+			wa_fake_add_script(&fc, optarg);
+			break;
+		case SEED:
+			fc.seed = wa_num(optarg, 0, LLONG_MAX, "--seed");
+			fc.seeded = 1;
+			break;
+		case TEMPLATES:
+			wa_fake_set_templates(&fc, optarg);
+			break;
+		case THREADS:
+			opts[2].value = wa_num(optarg, 1, 64, "--threads");
+			break;
+		case HOOKLOG:
+			hc.log = optarg;
+			break;
+		case URL:
+			hc.url = optarg;
+			break;
+		case 'V':
+			wa_version();
+		default:
+			usage(stderr, EX_USAGE);
+		}
+	if (optind != argc)
+		usage(stderr, EX_USAGE);
+
+	fc.token = wa_secret("WA_TOKEN");
+	if (any) {
+		free(fc.token);
+		fc.token = NULL;
+	} else if (fc.token == NULL)
+		wa_die(EX_CONFIG, "no token: set WA_TOKEN or WA_TOKEN_FILE, "
+		    "or accept any with --any-token");
+	if (hc.url != NULL && (secret = wa_secret("WA_APP_SECRET")) == NULL)
+		wa_die(EX_CONFIG, "--webhook-url needs the app secret that "
+		    "signs them: set WA_APP_SECRET or WA_APP_SECRET_FILE");
+	/* Threads start with the stop signals blocked: main takes them. */
+	wa_signals();
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (hc.url != NULL) {
+		hc.secret = secret;
+		fc.hooks = hooks = wa_hooks_start(&hc);
+	}
+	fake = wa_fake_new(&fc);
+	later = wa_later_start();
+	opts[1].value = max_connections();
+	d = wa_httpd_start(listen, port_file, MHD_USE_AUTO_INTERNAL_THREAD |
+	    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO, serve, NULL, opts);
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	wa_warn("listening on %.*s:%u", (int)(strrchr(listen, ':') - listen),
+	    listen, info ? info->port : 0);
+	wa_httpd_serve(d, wa_later_drain, later);
+	wa_later_free(later);
+	if (hooks != NULL) {
+		wa_hooks_stop(hooks, &hs);
+		wa_warn("webhooks: %llu statuses delivered, %llu POST attempts, "
+		    "%llu undelivered", (unsigned long long)hs.delivered,
+		    (unsigned long long)hs.posts,
+		    (unsigned long long)hs.undelivered);
+	}
+	wa_fake_free(fake, &fs);
+	wa_warn("%llu requests: %llu sent, %llu refused, %llu other",
+	    (unsigned long long)fs.requests, (unsigned long long)fs.sent,
+	    (unsigned long long)fs.refused, (unsigned long long)fs.other);
+	free(secret);
+	curl_global_cleanup();
+	return 0;
+}

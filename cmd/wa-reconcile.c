@@ -1,0 +1,173 @@
+/*
+ * wa-reconcile: settles rows whose fate the pipeline could not tell, for
+ * cron.
+ *
+ * Reads and writes campaigns and campaign_recipients (Postgres). A row
+ * left in sending longer than --stale-after (its pipeline died) becomes
+ * unknown. An unknown row no status webhook has settled after
+ * --unknown-after gets its campaign's on_unknown policy: resend (back to
+ * pending, attempt kept) or fail. A running campaign with nothing left to
+ * do is marked completed. Each move is fenced on (id, attempt) and status,
+ * so a row a live pipeline still holds, or a webhook has just settled, is
+ * never touched. Prints what it did, one line per campaign and move.
+ * Exits 0, 69 when Postgres fails, 64 on a usage error.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wa_pg.h"
+
+/* $1: campaign id or NULL for all, $2: seconds, $3: dry run. */
+static const char *stale_sql =
+    "WITH s AS (SELECT r.id, r.attempt, r.campaign_id"
+    "  FROM campaign_recipients r"
+    "   JOIN campaigns c ON c.id = r.campaign_id"
+    "  WHERE r.status = 'sending' AND c.state IN ('running', 'paused')"
+    "   AND ($1::bigint IS NULL OR c.id = $1)"
+    "   AND r.claimed_at < now() - $2 * interval '1 second'"
+    "  ORDER BY r.id FOR UPDATE OF r SKIP LOCKED),"
+    " u AS (UPDATE campaign_recipients r SET status = 'unknown',"
+    "   status_at = now()"
+    "  FROM s WHERE NOT $3 AND r.id = s.id AND r.attempt = s.attempt"
+    "   AND r.status = 'sending' RETURNING r.campaign_id)"
+    " SELECT campaign_id, count(*) FROM u GROUP BY 1"
+    " UNION ALL SELECT campaign_id, count(*) FROM s WHERE $3 GROUP BY 1"
+    " ORDER BY 1";
+
+static const char *unknown_sql =
+    "WITH s AS (SELECT r.id, r.attempt, r.campaign_id, c.on_unknown"
+    "  FROM campaign_recipients r JOIN campaigns c ON c.id = r.campaign_id"
+    "  WHERE r.status = 'unknown' AND c.state IN ('running', 'paused')"
+    "   AND ($1::bigint IS NULL OR c.id = $1)"
+    "   AND coalesce(r.status_at, r.claimed_at)"
+    "     < now() - $2 * interval '1 second'"
+    "  ORDER BY r.id FOR UPDATE OF r SKIP LOCKED),"
+    " u AS (UPDATE campaign_recipients r SET"
+    "   status = CASE s.on_unknown WHEN 'resend' THEN 'pending'"
+    "     ELSE 'failed' END,"
+    "   next_attempt_at = now(), status_at = now(),"
+    "   error_code = NULL,"
+    "   error_title = CASE s.on_unknown WHEN 'resend' THEN NULL ELSE"
+    "     'fate unknown (no answer, no status); on_unknown is fail' END"
+    "  FROM s WHERE NOT $3 AND r.id = s.id AND r.attempt = s.attempt"
+    "   AND r.status = 'unknown' RETURNING r.campaign_id, s.on_unknown)"
+    " SELECT campaign_id, on_unknown, count(*) FROM u GROUP BY 1, 2"
+    " UNION ALL SELECT campaign_id, on_unknown, count(*) FROM s WHERE $3"
+    "  GROUP BY 1, 2"
+    " ORDER BY 1";
+
+/* $1: campaign id or NULL, $2: dry run. */
+static const char *complete_sql =
+    "WITH done AS (SELECT id FROM campaigns c WHERE state = 'running'"
+    "   AND ($1::bigint IS NULL OR id = $1) AND NOT EXISTS (SELECT 1"
+    "   FROM campaign_recipients WHERE campaign_id = c.id"
+    "   AND status IN ('pending', 'sending', 'unknown'))),"
+    " u AS (UPDATE campaigns c SET state = 'completed', finished_at = now(),"
+    "   updated_at = now() FROM done WHERE NOT $2 AND c.id = done.id)"
+    " SELECT id FROM done ORDER BY id";
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f, "usage: wa-reconcile [-n] [-c campaign] [-d conninfo] "
+	    "[--stale-after secs]\n"
+	    "                   [--unknown-after secs]\n");
+	exit(status);
+}
+
+static PGresult *
+run(PGconn *conn, const char *sql, int n, const char *const *p)
+{
+	PGresult *res = wa_pg_exec(conn, sql, n, p);
+
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	return res;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "stale-after", required_argument, NULL, 's' },
+		{ "unknown-after", required_argument, NULL, 'u' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *campaign = NULL, *conninfo = NULL, *stale = "600",
+	    *unknown = "600", *p[3];
+	const char *verb;
+	PGresult *res;
+	PGconn *conn;
+	int c, i, dry = 0;
+
+	wa_prog = "wa-reconcile";
+	while ((c = getopt_long(argc, argv, "c:d:hn", longs, NULL)) != -1)
+		switch (c) {
+		case 'c':
+			wa_num(optarg, 1, LLONG_MAX, "campaign");
+			campaign = optarg;
+			break;
+		case 'd':
+			conninfo = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'n':
+			dry = 1;
+			break;
+		case 's':
+			wa_num(optarg, 0, INT_MAX, "stale-after");
+			stale = optarg;
+			break;
+		case 'u':
+			wa_num(optarg, 0, INT_MAX, "unknown-after");
+			unknown = optarg;
+			break;
+		case 'V':
+			wa_version();
+		default:
+			usage(stderr, EX_USAGE);
+		}
+	if (optind != argc)
+		usage(stderr, EX_USAGE);
+
+	conn = wa_pg_connect(conninfo);
+	verb = dry ? "would move" : "moved";
+	p[0] = campaign;
+	p[2] = dry ? "true" : "false";
+
+	p[1] = stale;
+	res = run(conn, stale_sql, 3, p);
+	for (i = 0; i < PQntuples(res); i++)
+		printf("campaign %s: %s %s rows from sending (claimed over %s "
+		    "s ago) to unknown\n", PQgetvalue(res, i, 0), verb,
+		    PQgetvalue(res, i, 1), stale);
+	PQclear(res);
+
+	p[1] = unknown;
+	res = run(conn, unknown_sql, 3, p);
+	for (i = 0; i < PQntuples(res); i++)
+		printf("campaign %s: %s %s unknown rows to %s (on_unknown "
+		    "%s)\n", PQgetvalue(res, i, 0), verb,
+		    PQgetvalue(res, i, 2), strcmp(PQgetvalue(res, i, 1),
+		    "resend") == 0 ? "pending" : "failed",
+		    PQgetvalue(res, i, 1));
+	PQclear(res);
+
+	p[1] = p[2];
+	res = run(conn, complete_sql, 2, p);
+	for (i = 0; i < PQntuples(res); i++)
+		printf("campaign %s: %s\n", PQgetvalue(res, i, 0),
+		    dry ? "would be completed" : "completed");
+	PQclear(res);
+	PQfinish(conn);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		wa_die(EX_IOERR, "write to stdout:");
+	return 0;
+}

@@ -1,0 +1,253 @@
+#!/bin/sh
+# wa-campaign import: CSV and NDJSON, E.164 numbers, bad rows reported by
+# line and written to --reject while the good ones land, duplicates
+# skipped and counted, and an import that lands whole or not at all.
+. "$(dirname "$0")/lib.sh"
+pg_start
+
+new() {
+	wa-campaign create --name t --phone-number-id 106540352242922 \
+	    --template reminder
+}
+params() {
+	sql "select template_params from campaign_recipients
+	    where campaign_id = $1 and phone = '$2'"
+}
+rows() {
+	sql "select count(*) from campaign_recipients where campaign_id = $1"
+}
+
+# CSV: quotes, "" escapes, commas in quotes, blanks, and bad rows.
+c=$(new)
+{
+	echo 'phone,name,note'
+	echo '+15550000001,Ana,"12 Dec"'
+	echo '"+1 555 000 0002","Bo, ""the"" boss",x'
+	echo
+	echo '+15550000003 , Cy , "with, comma" '
+	printf '+15550000004,Dee,tab\tinside\n'
+	echo '+15550000005,Ed,café'
+	echo '+15550000006,Fay'
+	echo '+15550000007,"Gus,x'
+	echo '+15550000008,"Hal"x,y'
+	echo '+15550000009,Ian,ab"c'
+	echo 'not-a-phone,Jo,x'
+	printf '+15550000013,K\377,x\n'
+	echo '+15550000001,Dup,x'
+	printf '+15550000012,Last,x'
+} >"$T/a.csv"
+wa-campaign import --reject "$T/rej" "$c" "$T/a.csv" >"$T/out" 2>"$T/err"
+is "$?" 65 "rejected rows: exit 65"
+is "$(cat "$T/out")" "" "nothing on stdout"
+is "$(cat "$T/err")" "wa-campaign: $T/a.csv:8: 2 fields, the header has 3
+wa-campaign: $T/a.csv:9: a quoted field has no closing quote
+wa-campaign: $T/a.csv:10: text after a closing quote
+wa-campaign: $T/a.csv:11: a quote inside a field that does not start with one
+wa-campaign: $T/a.csv:12: phone 'not-a-phone': a character other than digits, spaces, '-', '.', '(' and ')'
+wa-campaign: $T/a.csv:13: not valid UTF-8
+wa-campaign: $T/a.csv: 6 imported, 1 skipped as duplicates, 6 rejected" \
+    "each bad row by its line number, then the counts"
+is "$(cat "$T/rej")" "$(sed -n '1p;8,13p' "$T/a.csv")" \
+    "--reject gets the header and the bad rows, as they were"
+is "$(rows "$c")" 6 "the good rows are imported"
+is "$(params "$c" +15550000001)" '["Ana", "12 Dec"]' \
+    "a duplicate in the file: the first row wins"
+is "$(params "$c" +15550000002)" '["Bo, \"the\" boss", "x"]' \
+    "quoted fields: commas and \"\" escapes; the phone normalised"
+is "$(params "$c" +15550000003)" '[" Cy ", "with, comma"]' \
+    "unquoted fields are kept as they are; spaces around quotes go"
+is "$(params "$c" +15550000004)" '["Dee", "tab\tinside"]' "a tab in a field"
+is "$(params "$c" +15550000005)" '["Ed", "café"]' "UTF-8"
+is "$(params "$c" +15550000012)" '["Last", "x"]' "a last line without newline"
+is "$(sql "select string_agg(distinct status || attempt, ',')
+    from campaign_recipients where campaign_id = $c")" pending0 \
+    "imported rows are pending, attempt 0"
+
+# The same file again: every good row is a duplicate now.
+wa-campaign import "$c" "$T/a.csv" 2>"$T/err"
+is "$?" 65 "again: still the rejected rows"
+like "$(tail -1 "$T/err")" ": 0 imported, 7 skipped as duplicates, 6 rejected" \
+    "duplicates of an earlier import are skipped and counted"
+is "$(rows "$c")" 6 "and never added twice"
+
+# CRLF, a byte order mark, the phone column elsewhere, stdin.
+printf '\357\273\277name, Phone \r\nZoe,+15550000020\r\n\r\n"Y, Z",+15550000021\r\n' |
+    wa-campaign import "$c" - 2>"$T/err"
+is "$?" 0 "CRLF with a BOM from stdin: exit 0"
+is "$(cat "$T/err")" "wa-campaign: <stdin>: 2 imported, 0 skipped as duplicates, 0 rejected" \
+    "the summary names stdin"
+is "$(params "$c" +15550000021)" '["Y, Z"]' \
+    "the phone column may be anywhere, in any case; the others are params"
+
+# NDJSON.
+c=$(new)
+cat >"$T/b.ndjson" <<'EOF'
+{"phone":"+15550000101","params":["a","b"]}
+{"phone":"+1 555 000 0102","params":[1,2.5],"extra":true}
+{"phone":"+15550000103","components":[{"type":"body","parameters":[{"type":"text","text":"x"}]}]}
+{"phone":"+15550000104"}
+
+{"phone":"+15550000105","params":"a"}
+{"phone":15550000106}
+{"params":["a"]}
+{"phone":"+15550000108"
+["+15550000109"]
+{"phone":"+15550000110","params":[{"a":1}]}
+{"phone":"+15550000111","params":["a\u0000b"]}
+{"phone":"+15550000101","params":["dup"]}
+{"phone":"+15550000112"} trailing
+{"phone":"+15550000113","components":{"type":"body"}}
+{"phone":"+15550000114","params":["\\u0000 is text"]}
+EOF
+wa-campaign import --reject "$T/rej2" "$c" - <"$T/b.ndjson" 2>"$T/err"
+is "$?" 65 "NDJSON with bad rows: exit 65"
+is "$(cat "$T/err")" "wa-campaign: <stdin>:6: \"params\" is not an array
+wa-campaign: <stdin>:7: \"phone\" is not a string
+wa-campaign: <stdin>:8: no \"phone\"
+wa-campaign: <stdin>:9: not valid JSON: unexpected end of line
+wa-campaign: <stdin>:10: not a JSON object
+wa-campaign: <stdin>:11: \"params\" holds something other than strings and numbers
+wa-campaign: <stdin>:12: a string holds \\u0000 or a lone surrogate
+wa-campaign: <stdin>:14: not valid JSON: text after the object
+wa-campaign: <stdin>:15: \"components\" is not an array
+wa-campaign: <stdin>: 5 imported, 1 skipped as duplicates, 9 rejected" \
+    "each bad line by number, then the counts"
+is "$(cat "$T/rej2")" "$(sed -n '6,12p;14,15p' "$T/b.ndjson")" \
+    "--reject gets the bad lines"
+is "$(params "$c" +15550000101)" '["a", "b"]' "params"
+is "$(params "$c" +15550000102)" '["1", "2.5"]' \
+    "numbers become text; unknown keys are ignored"
+is "$(params "$c" +15550000104)" '[]' "no params: an empty array"
+is "$(params "$c" +15550000114)" '["\\u0000 is text"]' \
+    "an escaped backslash before u0000 is plain text"
+is "$(params "$c" +15550000103)" \
+    '{"components": [{"type": "body", "parameters": [{"text": "x", "type": "text"}]}]}' \
+    "components are kept as an object for wa-claim to merge"
+
+# What wa-claim makes of them.
+wa-campaign start "$c"
+wa-claim -c "$c" --once >"$T/claim"
+is "$(jq -c 'select(.to == "+15550000103") | .template' "$T/claim")" \
+    '{"name":"reminder","language":"en_US","components":[{"type":"body","parameters":[{"text":"x","type":"text"}]}]}' \
+    "wa-claim merges the components into the template"
+is "$(jq -c 'select(.to == "+15550000102") | .template.params' "$T/claim")" \
+    '["1","2.5"]' "and sends params as params"
+
+# E.164: what is accepted, and how it is written.
+c=$(new)
+cat >"$T/phones.csv" <<'EOF'
+phone,expect
++1 (555) 000-0001,+15550000001
++44 20 7946 0018,+442079460018
+0044 20.7946.0019,+442079460019
++44 (0)20 7946 0020,+442079460020
+  +49-151-2345-6789  ,+4915123456789
++1234567,+1234567
++123456789012345,+123456789012345
+555 000 0001,
++0 555 000 0001,
++123456,
++1234567890123456,
++1 555 CALL NOW,
+1+5550000001,
+,
++,
+000441234567,
+EOF
+wa-campaign import "$c" "$T/phones.csv" 2>"$T/err"
+is "$?" 65 "bad numbers: exit 65"
+is "$(sql "select count(*), count(*) filter (where phone =
+    template_params->>0) from campaign_recipients where campaign_id = $c")" \
+    "7|7" "good numbers are written in E.164 as expected"
+is "$(sed 's/^[^:]*: [^:]*:\([0-9]*\): /\1 /' "$T/err")" "9 phone '555 000 0001': no country code: write it with '+' or 00, or use --country-code
+10 phone '+0 555 000 0001': a country code never starts with 0
+11 phone '+123456': too short: E.164 has at least 7 digits
+12 phone '+1234567890123456': too long: E.164 has at most 15 digits
+13 phone '+1 555 CALL NOW': a character other than digits, spaces, '-', '.', '(' and ')'
+14 phone '1+5550000001': a '+' can only come first
+15 phone '': empty
+16 phone '+': no digits after the '+'
+17 phone '000441234567': a country code never starts with 0
+wa-campaign: $T/phones.csv: 7 imported, 0 skipped as duplicates, 9 rejected" \
+    "bad numbers, each with its reason"
+
+c=$(new)
+cat >"$T/national.csv" <<'EOF'
+phone,expect
+020 7946 0018,+442079460018
+7700 900123,+447700900123
++1 555 000 0001,+15550000001
+0049 151 23456789,+4915123456789
+EOF
+exits 0 "--country-code: national numbers" wa-campaign import \
+    --country-code +44 "$c" "$T/national.csv" 2>/dev/null
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and phone = template_params->>0")" 4 \
+    "national numbers get the code, less a trunk 0; others are kept"
+exits 64 "a bad --country-code" wa-campaign import --country-code 0 "$c" \
+    "$T/national.csv" 2>/dev/null
+exits 64 "a four-digit --country-code" wa-campaign import \
+    --country-code 1234 "$c" "$T/national.csv" 2>/dev/null
+
+# All or nothing.
+c=$(new)
+printf 'name,number\nAna,+15550000001\n' >"$T/nophone.csv"
+exits 65 "a header without a phone column" wa-campaign import "$c" \
+    "$T/nophone.csv" 2>"$T/err"
+is "$(cat "$T/err")" "wa-campaign: $T/nophone.csv:1: the CSV header (the first line) has no 'phone' column" \
+    "says so"
+exits 66 "a file that is not there" wa-campaign import "$c" "$T/none.csv" \
+    2>/dev/null
+exits 64 "an unknown campaign" wa-campaign import 999999 "$T/a.csv" \
+    2>/dev/null
+sql "update campaigns set state = 'cancelled' where id = $c"
+exits 65 "a cancelled campaign takes no rows" wa-campaign import "$c" \
+    "$T/national.csv" 2>"$T/err"
+like "$(cat "$T/err")" "campaign $c is cancelled: no more recipients" \
+    "says why"
+sql "update campaigns set state = 'completed' where id = $c"
+exits 65 "nor a completed one" wa-campaign import "$c" "$T/national.csv" \
+    2>/dev/null
+is "$(rows "$c")" 0 "none of them imported anything"
+
+# A signal in the middle of the COPY: nothing lands.
+c=$(new)
+mkfifo "$T/fifo"
+wa-campaign import "$c" "$T/fifo" 2>"$T/err" &
+pid=$!
+exec 3>"$T/fifo"
+awk 'BEGIN { print "phone"; for (i = 0; i < 5000; i++)
+    printf "+1555%07d\n", i }' >&3
+copying() {
+	test "$(sql "select count(*) from pg_stat_activity
+	    where query like 'COPY wa_import%'")" = 1
+}
+ok "the import is copying" wait_for 20 copying
+kill -TERM "$pid"
+wait "$pid"
+is "$?" 75 "SIGTERM during the import: exit 75"
+exec 3>&-
+like "$(cat "$T/err")" "interrupted: nothing imported" "says so"
+is "$(rows "$c")" 0 "and nothing was imported"
+
+# A campaign that completes while rows come in runs again.
+c=$(new)
+wa-campaign start "$c"
+printf 'phone\n+15550000001\n' >"$T/one.csv"
+mkfifo "$T/fifo2"
+wa-campaign import "$c" "$T/fifo2" 2>"$T/err" &
+pid=$!
+exec 3>"$T/fifo2"
+cat "$T/one.csv" >&3
+wait_for 20 copying
+sql "update campaigns set state = 'completed', finished_at = now()
+    where id = $c"
+exec 3>&-
+wait "$pid"
+is "$?" 0 "import into a campaign completed meanwhile"
+like "$(cat "$T/err")" "completed during the import and runs again" \
+    "says so"
+is "$(sql "select state, finished_at is null from campaigns
+    where id = $c")" "running|t" "the campaign runs again"
+
+done_testing

@@ -1,0 +1,124 @@
+#!/bin/sh
+# wa-campaign status (text and --json) over rows set to every status, and
+# requeue: which rows go back, what is cleared, what is kept (attempt, the
+# fencing token), and that a row past max_attempts still gets one try.
+. "$(dirname "$0")/lib.sh"
+pg_start
+
+c=$(wa-campaign create --name "status test" --phone-number-id 1 \
+    --template reminder --max-attempts 3)
+awk 'BEGIN { print "phone,name"; for (i = 1; i <= 12; i++)
+    printf "+155500000%02d,n%d\n", i, i }' >"$T/rows.csv"
+wa-campaign import "$c" "$T/rows.csv" 2>/dev/null
+wa-campaign start "$c"
+
+# Row n: status, attempt, wamid, error code and title, claimed and
+# status_at as seconds before now (all in one statement: one now()).
+sql "update campaign_recipients r set status = v.status,
+    attempt = v.attempt, wamid = v.wamid, error_code = v.code,
+    error_title = v.title,
+    claimed_at = now() - v.claimed * interval '1 second',
+    status_at = now() - v.at * interval '1 second',
+    next_attempt_at = now() + v.later * interval '1 second'
+    from (values
+	(1, 'sent', 1, 'w1', null, null, 20, 19, 0),
+	(2, 'sent', 1, 'w2', null, null, 15, 14, 0),
+	(3, 'delivered', 1, 'w3', null, null, 12, 5, 0),
+	(4, 'read', 2, 'w4', null, null, 10, 4, 0),
+	(5, 'failed', 1, null, 131026, 'Message undeliverable', 12, 11, 0),
+	(6, 'failed', 1, 'w6', 131026, 'Message undeliverable', 12, 3, 0),
+	(7, 'failed', 3, null, 131049, 'Marketing cap', 11, 1, 0),
+	(8, 'unknown', 1, null, null, null, 13, 2, 0),
+	(9, 'sending', 2, null, null, null, 10, null, 0),
+	(10, 'pending', 1, null, 131056, 'Pair rate', 14, 30, 3600))
+	as v(n, status, attempt, wamid, code, title, claimed, at, later)
+    where r.campaign_id = $c and r.phone = '+155500000' || lpad(v.n::text, 2, '0')"
+
+wa-campaign status --json "$c" >"$T/json" 2>"$T/err"
+is "$?" 0 "status --json exits 0"
+is "$(cat "$T/err")" "" "nothing on stderr"
+is "$(wc -l <"$T/json" | tr -d ' ')" 1 "one JSON object on one line"
+is "$(jq -c 'keys_unsorted' "$T/json")" \
+    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","created_at","started_at","finished_at","total","counts","pending_later","attempts","errors","accepted","first_claim_at","last_claim_at","claim_seconds","rate","rate_last_minute"]' \
+    "the documented keys, in order"
+is "$(jq -c '[.id, .name, .state, .state_reason, .total]' "$T/json")" \
+    "[$c,\"status test\",\"running\",null,12]" "id, name, state, total"
+is "$(jq -c .counts "$T/json")" \
+    '{"pending":3,"sending":1,"unknown":1,"sent":2,"delivered":1,"read":1,"failed":3}' \
+    "counts by status, every status present"
+is "$(jq .pending_later "$T/json")" 1 "pending rows waiting for a retry"
+is "$(jq -c .attempts "$T/json")" '{"0":2,"1":7,"2":2,"3":1}' \
+    "rows by attempt"
+is "$(jq -c '[.errors[] | [.code, .title, .count]]' "$T/json")" \
+    '[[131026,"Message undeliverable",2],[131049,"Marketing cap",1],[131056,"Pair rate",1]]' \
+    "errors, most common first, then the latest"
+like "$(jq -r '.errors[0].last_at' "$T/json")" \
+    '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' \
+    "times in ISO 8601, UTC"
+is "$(jq -c '[.accepted, .claim_seconds, .rate, .rate_last_minute]' \
+    "$T/json")" '[5,10,0.5,0.1]' \
+    "5 accepted (a wamid or sent and beyond) over 10 s of claims: 0.5/s"
+
+wa-campaign status "$c" >"$T/text"
+like "$(head -1 "$T/text")" "^campaign $c \"status test\": running$" \
+    "text: the campaign and its state first"
+like "$(cat "$T/text")" "failed +3 +25.0%" "text: counts and shares"
+like "$(cat "$T/text")" "pending +3 +25.0%  \(1 waiting to retry\)" \
+    "text: retries waiting"
+like "$(cat "$T/text")" "131026 +2  Message undeliverable \(last " \
+    "text: the errors"
+like "$(cat "$T/text")" "^rate +0.5/s: 5 accepted in 10s" "text: the rate"
+wa-campaign pause --reason "halt: 132015 template paused" "$c"
+like "$(wa-campaign status "$c")" "reason: halt: 132015 template paused" \
+    "text: the reason of a paused campaign"
+wa-campaign resume "$c"
+
+row() {
+	sql "select status, attempt, coalesce(error_code::text, '-'),
+	    coalesce(wamid, '-'), next_attempt_at <= now()
+	    from campaign_recipients
+	    where campaign_id = $c and phone = '+155500000$1'"
+}
+
+# requeue: back to pending, errors and wamid cleared, attempt kept.
+is "$(wa-campaign requeue --code 131049 "$c")" 1 \
+    "requeue --code: only rows with that error; prints how many"
+is "$(row 07)" "pending|3|-|-|t" \
+    "the row is pending now, error cleared, attempt kept at 3"
+is "$(row 05)" "failed|1|131026|-|t" "rows with another code stay"
+is "$(wa-campaign requeue "$c")" 2 "requeue: the failed rows by default"
+is "$(row 06)" "pending|1|-|-|t" "a failed row's old wamid goes too"
+is "$(wa-campaign requeue --status unknown "$c")" 1 "--status unknown"
+is "$(row 08)" "pending|1|-|-|t" "an unknown row is pending again"
+is "$(wa-campaign requeue "$c")" 0 "nothing left to requeue: 0"
+is "$(row 09)" "sending|2|-|-|t" "rows in the pipe are never touched"
+exits 64 "--status sending" wa-campaign requeue --status sending "$c" \
+    2>/dev/null
+exits 64 "a bad --code" wa-campaign requeue --code x "$c" 2>/dev/null
+
+# A row at max_attempts gets one more try: claimed at attempt 4, and a
+# retry then fails it (wa-record's rule).
+wa-claim -c "$c" --once >"$T/claim"
+is "$(jq -c 'select(.to == "+15550000007") | .attempt' "$T/claim")" 4 \
+    "the requeued row at max_attempts is claimed again, attempt 4"
+jq -c 'select(.to == "+15550000007") | . + {"result": {"outcome": "retry",
+    "error": {"code": 131000, "title": "later"}}}' "$T/claim" |
+    wa-record >/dev/null
+is "$(row 07)" "failed|4|131000|-|f" "and a retry after it fails the row"
+
+# A completed campaign runs again when rows are requeued.
+sql "update campaign_recipients set status = 'sent'
+    where campaign_id = $c and status in ('pending', 'sending', 'unknown');
+    update campaigns set state = 'completed', finished_at = now()
+    where id = $c"
+is "$(wa-campaign requeue "$c" 2>"$T/err")" 1 "requeue in a completed campaign"
+like "$(cat "$T/err")" "was completed and runs again" "says so"
+is "$(sql "select state, finished_at is null from campaigns
+    where id = $c")" "running|t" "the campaign is running again"
+wa-campaign cancel "$c"
+exits 65 "requeue in a cancelled campaign" wa-campaign requeue "$c" \
+    2>/dev/null
+exits 64 "requeue in an unknown campaign" wa-campaign requeue 999999 \
+    2>/dev/null
+
+done_testing

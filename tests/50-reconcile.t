@@ -1,0 +1,94 @@
+#!/bin/sh
+# wa-reconcile: stale sending rows, unknown rows under both policies,
+# fencing against a live pipeline, completion, dry run.
+. "$(dirname "$0")/lib.sh"
+pg_start
+
+row() {
+	sql "select status || ' ' || attempt from campaign_recipients
+	    where id = $1"
+}
+
+c=$(campaign 4)
+wa-claim -c "$c" --once >"$T/claimed"
+first=$(sql "select min(id) from campaign_recipients where campaign_id = $c")
+# Rows 1-2 were claimed long ago (their pipeline died); 3-4 just now.
+sql "update campaign_recipients set claimed_at = now() - interval '1 hour'
+    where id in ($first, $first + 1)"
+
+wa-reconcile -n >"$T/out"
+is "$(cat "$T/out")" "campaign $c: would move 2 rows from sending (claimed over 600 s ago) to unknown" \
+    "a dry run says what it would do"
+is "$(row "$first")" "sending 1" "and changes nothing"
+
+wa-reconcile >"$T/out"
+is "$?" 0 "exits 0"
+like "$(cat "$T/out")" "moved 2 rows from sending" "says what it moved"
+is "$(row "$first") / $(row $((first + 2)))" "unknown 1 / sending 1" \
+    "stale sending rows become unknown; rows a live pipeline holds do not"
+
+# The dead pipeline's late results are fenced off.
+printf '{"id":%s,"attempt":1,"result":{"outcome":"failed","error":{"code":131026}}}\n' \
+    "$first" | wa-record >/dev/null 2>&1
+is "$(row "$first")" "unknown 1" "a late result for a reconciled row is not applied"
+
+# Unknown rows wait --unknown-after for a webhook, then the policy.
+wa-reconcile >"$T/out"
+is "$(row "$first")" "unknown 1" "a fresh unknown row is left for its webhook"
+sql "update campaign_recipients set status_at = now() - interval '1 hour'
+    where id = $first"
+wa-reconcile --unknown-after 60 >"$T/out"
+is "$(cat "$T/out")" "campaign $c: moved 1 unknown rows to pending (on_unknown resend)" \
+    "on_unknown resend: says so"
+is "$(row "$first")" "pending 1" "the row goes back to pending, attempt kept"
+wa-claim -c "$c" --once >"$T/again"
+is "$(jq -c '[.id, .attempt]' "$T/again")" "[$first,2]" \
+    "and is claimed again with the next attempt"
+
+sql "update campaigns set on_unknown = 'fail' where id = $c;
+    update campaign_recipients set status = 'unknown',
+    status_at = now() - interval '1 hour' where id = $first + 1"
+wa-reconcile --unknown-after 60 >"$T/out"
+like "$(cat "$T/out")" "1 unknown rows to failed \(on_unknown fail\)" \
+    "on_unknown fail: says so"
+is "$(row $((first + 1)))" "failed 1" "the row fails"
+like "$(sql "select error_title from campaign_recipients
+    where id = $first + 1")" "fate unknown" "with the reason"
+
+# A row locked by a pipeline writing it right now is skipped.
+sql "update campaign_recipients set status = 'unknown',
+    status_at = now() - interval '1 hour' where id = $first + 2"
+psql -X -q -c "begin; select 1 from campaign_recipients where id = $first + 2
+    for update; select pg_sleep(3); commit" >/dev/null &
+locker=$!
+sleep 1
+wa-reconcile --unknown-after 60 >"$T/out"
+is "$(row $((first + 2)))" "unknown 1" "a row locked by a writer is not touched"
+wait "$locker"
+wa-reconcile --unknown-after 60 >"$T/out"
+is "$(row $((first + 2)))" "failed 1" "and is settled on the next run"
+
+# Completion: running, nothing pending, sending or unknown.
+sql "update campaign_recipients set status = 'sent' where campaign_id = $c
+    and status in ('pending', 'sending', 'unknown')"
+wa-reconcile -c "$c" >"$T/out"
+is "$(cat "$T/out")" "campaign $c: completed" "a finished campaign is completed"
+is "$(sql "select state from campaigns where id = $c")" completed \
+    "in the table too"
+wa-reconcile -c "$c" >"$T/out"
+is "$(cat "$T/out")" "" "a second run has nothing to do"
+
+# Paused and cancelled campaigns: stale rows are settled in paused ones,
+# cancelled ones are left alone.
+c=$(campaign 2)
+wa-claim -c "$c" --once >/dev/null
+sql "update campaign_recipients set claimed_at = now() - interval '1 hour'
+    where campaign_id = $c;
+    update campaigns set state = 'cancelled' where id = $c"
+wa-reconcile >"$T/out"
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'sending'")" 2 "a cancelled campaign is left alone"
+exits 64 "a bad --stale-after" wa-reconcile --stale-after x 2>/dev/null
+exits 0 "--help" wa-reconcile --help >/dev/null
+
+done_testing

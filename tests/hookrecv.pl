@@ -1,0 +1,50 @@
+#!/usr/bin/perl
+# hookrecv.pl PORTFILE DIR [STATUS...]: a webhook receiver for tests.
+# Listens on 127.0.0.1 (port in $HOOKRECV_PORT, else a free one), writes
+# the port to PORTFILE, and saves the n-th request (n from 1) as DIR/n.head
+# (request line and headers) and DIR/n.body (the raw body), the body
+# first. Answers the n-th request with the n-th STATUS (200 when they run
+# out), and closes every connection after its answer.
+use strict;
+use warnings;
+use IO::Socket::INET;
+
+my ($portfile, $dir, @plan) = @ARGV;
+die "usage: hookrecv.pl PORTFILE DIR [STATUS...]\n" unless defined $dir;
+my $srv = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+    LocalPort => $ENV{HOOKRECV_PORT} || 0, Listen => 128, ReuseAddr => 1)
+    or die "hookrecv: listen: $!\n";
+$SIG{TERM} = sub { exit 0 };
+
+sub put {
+	my ($path, $data) = @_;
+	open my $f, '>', "$path.tmp" or die "hookrecv: $path: $!\n";
+	binmode $f;
+	print $f $data;
+	close $f;
+	rename "$path.tmp", $path or die "hookrecv: $path: $!\n";
+}
+
+put($portfile, $srv->sockport . "\n");
+my $n = 0;
+while (my $c = $srv->accept) {
+	binmode $c;
+	my $head = '';
+	while (defined(my $l = <$c>)) {
+		last if $l eq "\r\n";
+		$head .= $l;
+	}
+	my ($len) = $head =~ /^content-length:\s*(\d+)/mi;
+	my $body = '';
+	while (length($body) < ($len // 0)) {
+		my $got = read($c, $body, $len - length($body), length($body));
+		last unless $got;
+	}
+	$n++;
+	put("$dir/$n.body", $body);
+	put("$dir/$n.head", $head);
+	my $status = @plan ? shift @plan : 200;
+	print $c "HTTP/1.1 $status Test\r\nContent-Length: 0\r\n",
+	    "Connection: close\r\n\r\n";
+	close $c;
+}
