@@ -7,7 +7,9 @@
  * max(TAT, t) + interval. Updates are compare-and-swap on the shared word,
  * so N processes together never exceed the rate and no lock can be left
  * held by a killed process. A pause moves TAT past its end: nothing goes
- * before it and nothing accumulates during it.
+ * before it and nothing accumulates during it; the end is also kept apart
+ * and checked, so that a rate or burst changed during the pause cannot
+ * shorten it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +45,7 @@ struct wa_bucket {
 };
 
 static char dir[4096];
+static int in_tmp;		/* dir is the fallback under /tmp */
 
 /* WA_STATE_DIR, else $XDG_RUNTIME_DIR/wapipe, else /tmp/wapipe-UID. */
 const char *
@@ -51,13 +54,44 @@ wa_bucket_dir(void)
 	const char *env = getenv("WA_STATE_DIR");
 	const char *run = getenv("XDG_RUNTIME_DIR");
 
+	in_tmp = 0;
 	if (env != NULL && *env)
 		snprintf(dir, sizeof dir, "%s", env);
 	else if (run != NULL && *run)
 		snprintf(dir, sizeof dir, "%s/wapipe", run);
-	else
+	else {
 		snprintf(dir, sizeof dir, "/tmp/wapipe-%ld", (long)getuid());
+		in_tmp = 1;
+	}
 	return dir;
+}
+
+/*
+ * Makes the state directory. Under /tmp anyone may have made it first:
+ * it must then be ours, a real directory, and writable by us alone.
+ */
+static int
+make_dir(void)
+{
+	struct stat st;
+
+	if (mkdir(wa_bucket_dir(), 0700) < 0 && errno != EEXIST) {
+		wa_warn("mkdir %s:", dir);
+		return -1;
+	}
+	if (!in_tmp)
+		return 0;
+	if (lstat(dir, &st) < 0) {
+		wa_warn("%s:", dir);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+	    (st.st_mode & 022) != 0) {
+		wa_warn("%s is not a directory of yours that only you may "
+		    "write: set WA_STATE_DIR", dir);
+		return -1;
+	}
+	return 0;
 }
 
 static void
@@ -73,8 +107,9 @@ boot_id(char *id, size_t n)
 	}
 }
 
-static int
-valid_number(const char *s)
+/* Whether s can name a number (and so a file): [0-9A-Za-z_-]{1,64}. */
+int
+wa_bucket_valid_number(const char *s)
 {
 	size_t n = strspn(s, "0123456789abcdefghijklmnopqrstuvwxyz"
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ_-");
@@ -82,11 +117,44 @@ valid_number(const char *s)
 	return n > 0 && n <= 64 && s[n] == '\0';
 }
 
+/* 100 ms worth of tokens, at least one. */
+int64_t
+wa_bucket_default_burst(double rate)
+{
+	return rate >= 10 ? (int64_t)(rate / 10) : 1;
+}
+
+static double
+clamp_rate(double rate)
+{
+	if (!(rate >= WA_BUCKET_RATE_MIN))
+		return WA_BUCKET_RATE_MIN;
+	return rate > WA_BUCKET_RATE_MAX ? WA_BUCKET_RATE_MAX : rate;
+}
+
+/* The interval rounded up, so that rounding never makes it faster. */
+static int64_t
+interval_of(double rate)
+{
+	double ns = 1e9 / clamp_rate(rate);
+	int64_t i = (int64_t)ns;
+
+	return i < ns ? i + 1 : i;
+}
+
+static int64_t
+burst_of(double rate, int64_t burst)
+{
+	if (burst <= 0)
+		burst = wa_bucket_default_burst(clamp_rate(rate));
+	return burst > WA_BUCKET_BURST_MAX ? WA_BUCKET_BURST_MAX : burst;
+}
+
 /*
  * Opens (creating if needed) the bucket of number. rate and burst apply
- * only to a new bucket (<= 0: the defaults); an existing one keeps its
- * own, so starting one more pipeline never resets or refills it. Returns
- * NULL after a message.
+ * only to a new bucket (<= 0: the defaults, 70/s and 100 ms worth); an
+ * existing one keeps its own, so starting one more pipeline never resets,
+ * refills or speeds it up. Returns NULL after a message.
  */
 struct wa_bucket *
 wa_bucket_open(const char *number, double rate, int64_t burst)
@@ -97,16 +165,14 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 	struct state *s;
 	int fd;
 
-	if (!valid_number(number)) {
+	if (!wa_bucket_valid_number(number)) {
 		wa_warn("'%s' is not a phone number id", number);
 		return NULL;
 	}
-	if (mkdir(wa_bucket_dir(), 0700) < 0 && errno != EEXIST) {
-		wa_warn("mkdir %s:", dir);
+	if (make_dir() < 0)
 		return NULL;
-	}
 	wa_buf_printf(&path, "%s/bucket-%s", dir, number);
-	fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 || flock(fd, LOCK_EX) < 0 ||
 	    ftruncate(fd, sizeof *s) < 0) {
 		wa_warn("open %s:", path.s);
@@ -126,11 +192,9 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 	if (s->magic != MAGIC || s->size != sizeof *s) {
 		if (rate <= 0)
 			rate = WA_BUCKET_RATE;
-		if (burst <= 0)
-			burst = rate >= 10 ? (int64_t)(rate / 10) : 1;
 		memset(s, 0, sizeof *s);
-		atomic_store(&s->interval, (int64_t)(1e9 / rate));
-		atomic_store(&s->burst, burst);
+		atomic_store(&s->interval, interval_of(rate));
+		atomic_store(&s->burst, burst_of(rate, burst));
 		s->size = sizeof *s;
 		s->magic = MAGIC;
 	}
@@ -153,10 +217,13 @@ int64_t
 wa_bucket_take(struct wa_bucket *b)
 {
 	struct state *s = b->s;
-	int64_t now, tat, next, interval, tau;
+	int64_t now, tat, next, interval, tau, paused;
 
 	for (;;) {
 		now = wa_now_ns();
+		paused = atomic_load(&s->paused_until);
+		if (paused > now)
+			return paused - now;
 		tat = atomic_load(&s->tat);
 		interval = atomic_load(&s->interval);
 		tau = (atomic_load(&s->burst) - 1) * interval;
@@ -168,6 +235,13 @@ wa_bucket_take(struct wa_bucket *b)
 			return 0;
 		}
 	}
+}
+
+/* When the pause in force ends (CLOCK_MONOTONIC ns); 0 if none ever. */
+int64_t
+wa_bucket_paused_until(struct wa_bucket *b)
+{
+	return atomic_load(&b->s->paused_until);
 }
 
 /* Adds ns to the time this number's senders have spent waiting. */
@@ -186,8 +260,18 @@ void
 wa_bucket_pause(struct wa_bucket *b, int64_t ms)
 {
 	struct state *s = b->s;
-	int64_t until = wa_now_ns() + ms * 1000000, tat, want, p;
+	int64_t until, tat, want, p;
 
+	if (ms > WA_BUCKET_PAUSE_MAX)
+		ms = WA_BUCKET_PAUSE_MAX;
+	if (ms <= 0)
+		return;
+	until = wa_now_ns() + ms * 1000000;
+	/* The end first, so that no take can slip in before TAT moves. */
+	p = atomic_load(&s->paused_until);
+	while (p < until && !atomic_compare_exchange_weak(&s->paused_until,
+	    &p, until))
+		;
 	tat = atomic_load(&s->tat);
 	do {
 		want = until + (atomic_load(&s->burst) - 1) *
@@ -195,20 +279,19 @@ wa_bucket_pause(struct wa_bucket *b, int64_t ms)
 		if (tat >= want)
 			break;
 	} while (!atomic_compare_exchange_weak(&s->tat, &tat, want));
-	p = atomic_load(&s->paused_until);
-	while (p < until && !atomic_compare_exchange_weak(&s->paused_until,
-	    &p, until))
-		;
 	atomic_fetch_add(&s->pauses, 1);
 }
 
-/* Changes the rate (and burst, if > 0) for every process, at once. */
+/*
+ * Changes the rate for every process, at once, and the burst: to burst
+ * if > 0, else to 100 ms worth of the new rate (a burst kept from a much
+ * higher rate would let seconds' worth of messages go at once).
+ */
 void
 wa_bucket_set_rate(struct wa_bucket *b, double rate, int64_t burst)
 {
-	atomic_store(&b->s->interval, (int64_t)(1e9 / rate));
-	if (burst > 0)
-		atomic_store(&b->s->burst, burst);
+	atomic_store(&b->s->burst, burst_of(rate, burst));
+	atomic_store(&b->s->interval, interval_of(rate));
 }
 
 void
@@ -218,7 +301,7 @@ wa_bucket_stats(struct wa_bucket *b, struct wa_bucket_stats *st)
 
 	st->rate = 1e9 / atomic_load(&b->s->interval);
 	st->burst = atomic_load(&b->s->burst);
-	st->paused_ms = left > 0 ? left / 1000000 : 0;
+	st->paused_ms = left > 0 ? (left + 999999) / 1000000 : 0;
 	st->passed = atomic_load(&b->s->passed);
 	st->waited_ns = atomic_load(&b->s->waited_ns);
 	st->pauses = atomic_load(&b->s->pauses);

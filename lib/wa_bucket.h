@@ -9,6 +9,10 @@
 #include <stdint.h>
 
 #define WA_BUCKET_RATE 70	/* per second: under Meta's 80, on purpose */
+#define WA_BUCKET_RATE_MIN 0.001
+#define WA_BUCKET_RATE_MAX 1000000.0
+#define WA_BUCKET_BURST_MAX 1000000
+#define WA_BUCKET_PAUSE_MAX 2592000000LL	/* ms: 30 days */
 
 struct wa_bucket;
 struct wa_bucket_stats {
@@ -21,8 +25,11 @@ struct wa_bucket_stats {
 };
 
 const char *wa_bucket_dir(void);
+int wa_bucket_valid_number(const char *);
+int64_t wa_bucket_default_burst(double);
 struct wa_bucket *wa_bucket_open(const char *, double, int64_t);
 int64_t wa_bucket_take(struct wa_bucket *);
+int64_t wa_bucket_paused_until(struct wa_bucket *);
 void wa_bucket_waited(struct wa_bucket *, int64_t);
 void wa_bucket_pause(struct wa_bucket *, int64_t);
 void wa_bucket_set_rate(struct wa_bucket *, double, int64_t);

@@ -72,5 +72,61 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- wa-throttle --cluster: one row per number, shared by every host.
+-- A GCRA on the server's clock: tat is when the next token is due; a
+-- host leases about 100 ms of tokens at a time (throttle_lease), so the
+-- row sees a few updates a second, not one per message.
+CREATE TABLE IF NOT EXISTS throttle_buckets (
+	phone_number_id	text PRIMARY KEY,
+	rate		double precision NOT NULL CHECK (rate > 0),
+	burst		integer NOT NULL CHECK (burst > 0),
+	tat		timestamptz NOT NULL DEFAULT '-infinity',
+	paused_until	timestamptz NOT NULL DEFAULT '-infinity',
+	leases		bigint NOT NULL DEFAULT 0,
+	leased		bigint NOT NULL DEFAULT 0,
+	pauses		bigint NOT NULL DEFAULT 0,
+	updated_at	timestamptz NOT NULL DEFAULT now()
+);
+
+-- Leases about p_seconds' worth of the number's tokens (its row made with
+-- p_rate and p_burst if missing). Token i, from 0 to n - 1, may go
+-- wait_s + i * every_s seconds from now and none after end_s; times
+-- count from the server's clock at the lease, so hosts need not agree on
+-- theirs. paused_s: how long the number stays paused (<= 0: not).
+CREATE OR REPLACE FUNCTION throttle_lease(p_number text,
+    p_seconds double precision, p_rate double precision, p_burst integer,
+    OUT wait_s double precision, OUT n integer,
+    OUT every_s double precision, OUT end_s double precision,
+    OUT paused_s double precision, OUT cur_rate double precision,
+    OUT cur_burst integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+	b	throttle_buckets;
+	t	timestamptz;
+	tau	double precision;
+	start	timestamptz;
+BEGIN
+	INSERT INTO throttle_buckets (phone_number_id, rate, burst)
+	VALUES (p_number, p_rate, p_burst) ON CONFLICT DO NOTHING;
+	SELECT * INTO b FROM throttle_buckets
+	WHERE phone_number_id = p_number FOR UPDATE;
+	-- Read the clock once the row is ours: a lease waits its turn.
+	t := clock_timestamp();
+	every_s := 1 / b.rate;
+	tau := (b.burst - 1) * every_s;
+	n := greatest(1, ceil(b.rate * p_seconds))::integer;
+	start := greatest(b.tat, t,
+	    b.paused_until + make_interval(secs => tau));
+	UPDATE throttle_buckets
+	SET tat = start + make_interval(secs => n * every_s),
+	    leases = leases + 1, leased = leased + n, updated_at = t
+	WHERE phone_number_id = p_number;
+	wait_s := extract(epoch FROM start - t) - tau;
+	end_s := extract(epoch FROM start - t) + n * every_s;
+	paused_s := CASE WHEN b.paused_until > t
+	    THEN extract(epoch FROM b.paused_until - t) ELSE 0 END;
+	cur_rate := b.rate;
+	cur_burst := b.burst;
+END
+$$;
 
 -- wa-status-ingest: statuses waiting for their row, and spool progress.

@@ -1,0 +1,369 @@
+/*
+ * wa-throttle: passes each line on once the bucket of its phone number
+ * has a token, so that the pipeline's backpressure starts here.
+ *
+ * Reads NDJSON send requests on stdin; writes each one on stdout, its
+ * bytes unchanged, in one write, after taking a token from the bucket of
+ * its phone_number_id (or of --number, which reads any lines, unparsed).
+ * The bucket of a number is shared by every process on the host
+ * (WA_STATE_DIR) and, with --cluster, by every host (Postgres). It holds
+ * one line at a time: while it waits, its input pipe fills. With --pause
+ * or --set-rate it changes a bucket and exits. Exits 0 at the end of
+ * input or when stopped, 65 if a line had no phone_number_id, 69 when
+ * Postgres was unreachable at the end (--cluster), 74 when stdout fails,
+ * 78 when the state directory cannot be used, 64 on a usage error.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wa_pg.h"
+#include "wa_bucket.h"
+#include "wa_lease.h"
+
+#define MAX_NUMBERS 1000
+#define MAX_SLEEP_MS 100	/* so that a rate set live is seen soon */
+
+struct number {
+	char		*id;
+	struct wa_bucket *b;
+	struct wa_lease	*l;		/* --cluster */
+	int64_t		 pause_seen;	/* end of the last pause counted */
+	uint64_t	 passed;
+	uint64_t	 pauses;
+	int64_t		 waited;
+	struct wa_metric *m_lines, *m_wait, *m_pauses, *m_rate;
+};
+
+static struct {
+	double		 rate;
+	long long	 burst;
+	const char	*number;
+	int		 cluster;
+	const char	*conninfo;
+	long long	 lease_ms;
+	long long	 pause_ms;
+	double		 set_rate;
+	int		 rate_given;
+} opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0 };
+
+static struct number numbers[MAX_NUMBERS];
+static int nnumbers;
+static struct wa_cluster *cluster;
+static volatile sig_atomic_t report_asked;
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f, "usage: wa-throttle [-r rate] [-b burst] [--number id] "
+	    "[--reject file] [--metrics file]\n"
+	    "                  [--cluster [-d conninfo] [--lease-ms ms]]\n"
+	    "       wa-throttle --number id [--set-rate rate [-b burst]] "
+	    "[--pause ms] [--cluster]\n");
+	exit(status);
+}
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	report_asked = 1;
+}
+
+/* The number named id, its bucket opened on first use; NULL if none. */
+static struct number *
+number(const char *id)
+{
+	static struct number *last;
+	struct wa_bucket_stats st;
+	struct wa_buf label = { 0 };
+	struct number *nb;
+	int i;
+
+	if (last != NULL && strcmp(last->id, id) == 0)
+		return last;
+	for (i = 0; i < nnumbers; i++)
+		if (strcmp(numbers[i].id, id) == 0)
+			return last = &numbers[i];
+	if (!wa_bucket_valid_number(id) || nnumbers == MAX_NUMBERS)
+		return NULL;
+	nb = &numbers[nnumbers];
+	if ((nb->b = wa_bucket_open(id, opt.rate, opt.burst)) == NULL)
+		wa_die(EX_CONFIG, "cannot keep buckets in %s: set WA_STATE_DIR",
+		    wa_bucket_dir());
+	nnumbers++;
+	nb->id = wa_strdup(id);
+	wa_bucket_stats(nb->b, &st);
+	if (cluster != NULL)
+		nb->l = wa_lease_open(cluster, nb->b, id, opt.rate,
+		    opt.burst, opt.lease_ms * 1000000);
+	else if (opt.rate_given && (st.rate < opt.rate * 0.999 ||
+	    st.rate > opt.rate * 1.001 || (opt.burst && st.burst != opt.burst)))
+		wa_warn("%s: its bucket is shared and runs at %g/s, burst "
+		    "%lld: -r and -b only make a new bucket (use --set-rate)",
+		    id, st.rate, (long long)st.burst);
+	wa_buf_printf(&label, "number=\"%s\"", id);
+	nb->m_lines = wa_counter("wa_throttle_lines_total", label.s,
+	    "Lines passed on.");
+	nb->m_wait = wa_counter("wa_throttle_wait_seconds_total", label.s,
+	    "Time spent waiting for a token.");
+	nb->m_pauses = wa_counter("wa_throttle_pauses_total", label.s,
+	    "Pauses of the number that held this process.");
+	nb->m_rate = wa_gauge("wa_throttle_rate", label.s,
+	    "The number's rate in force, tokens per second.");
+	wa_buf_free(&label);
+	return last = nb;
+}
+
+/* The number's bucket: on this host, or the cluster's as last leased. */
+static void
+stats(struct number *nb, struct wa_bucket_stats *st)
+{
+	wa_bucket_stats(nb->b, st);
+	if (nb->l != NULL) {
+		st->rate = wa_lease_rate(nb->l);
+		st->burst = wa_lease_burst(nb->l);
+	}
+}
+
+/* SIGUSR1: this process's counters, one line per number, on stderr. */
+static void
+report(void)
+{
+	struct wa_bucket_stats st;
+	struct number *nb;
+	int i;
+
+	report_asked = 0;
+	for (i = 0; i < nnumbers; i++) {
+		nb = &numbers[i];
+		stats(nb, &st);
+		wa_warn("%s: %llu lines passed, %.3f s waiting, %llu pauses, "
+		    "rate %g/s, burst %lld%s", nb->id,
+		    (unsigned long long)nb->passed, nb->waited / 1e9,
+		    (unsigned long long)nb->pauses, st.rate,
+		    (long long)st.burst, nb->l ? " (cluster)" : "");
+	}
+	if (nnumbers == 0)
+		wa_warn("no line yet");
+}
+
+/* Waits for a token without spinning: 0, or -1 when stopped. */
+static int
+take(struct number *nb, unsigned long lineno)
+{
+	int64_t ns, t0 = 0, now, until, ms;
+
+	while ((ns = nb->l ? wa_lease_take(nb->l) : wa_bucket_take(nb->b))) {
+		now = wa_now_ns();
+		t0 = t0 ? t0 : now;
+		until = nb->l ? wa_lease_paused_until(nb->l) :
+		    wa_bucket_paused_until(nb->b);
+		if (until > now && nb->pause_seen <= now) {
+			/* A new pause; one made longer counts once. */
+			nb->pauses++;
+			wa_metric_add(nb->m_pauses, 1);
+		}
+		if (until > nb->pause_seen)
+			nb->pause_seen = until;
+		/* Once stopped, finish the line in hand only if soon. */
+		if (wa_stopping && (ns < 0 || ns > 1000000000)) {
+			wa_warn("stopped: line %lu not passed on (no token)",
+			    lineno);
+			break;
+		}
+		ms = ns < 0 ? 250 : (ns + 999999) / 1000000;
+		wa_sleep_ms(ms < MAX_SLEEP_MS ? ms : MAX_SLEEP_MS);
+		if (report_asked)
+			report();
+	}
+	if (t0 != 0) {
+		t0 = wa_now_ns() - t0;
+		nb->waited += t0;
+		wa_bucket_waited(nb->b, t0);
+		wa_metric_add(nb->m_wait, t0 / 1e9);
+	}
+	return ns == 0 ? 0 : -1;
+}
+
+/* --pause and --set-rate: change the bucket of --number and exit. */
+static int
+control(void)
+{
+	struct number *nb = number(opt.number);
+
+	if (nb == NULL)
+		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
+	if (nb->l != NULL) {
+		if ((opt.set_rate > 0 && wa_lease_set_rate(nb->l,
+		    opt.set_rate, opt.burst) < 0) || (opt.pause_ms > 0 &&
+		    wa_lease_pause(nb->l, opt.pause_ms) < 0))
+			return EX_UNAVAILABLE;
+		return 0;
+	}
+	if (opt.set_rate > 0)
+		wa_bucket_set_rate(nb->b, opt.set_rate, opt.burst);
+	if (opt.pause_ms > 0)
+		wa_bucket_pause(nb->b, opt.pause_ms);
+	return 0;
+}
+
+/* The number a record goes out on, or NULL after rejecting it. */
+static struct number *
+number_of(struct wa_input *in, struct wa_record *rec)
+{
+	struct json_object *o = wa_json_get(rec->obj, "phone_number_id");
+	struct number *nb;
+	const char *id;
+
+	if (json_object_is_type(o, json_type_int))
+		id = json_object_to_json_string(o);
+	else if ((id = wa_json_str(rec->obj, "phone_number_id")) == NULL) {
+		wa_input_reject(in, rec, "no phone_number_id");
+		return NULL;
+	}
+	if (!wa_bucket_valid_number(id))
+		wa_input_reject(in, rec, "phone_number_id '%.64s' is not a "
+		    "phone number id", id);
+	else if ((nb = number(id)) == NULL)
+		wa_input_reject(in, rec, "more than %d phone numbers",
+		    MAX_NUMBERS);
+	else
+		return nb;
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "cluster", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "lease-ms", required_argument, NULL, 'L' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "number", required_argument, NULL, 'N' },
+		{ "pause", required_argument, NULL, 'P' },
+		{ "reject", required_argument, NULL, 'j' },
+		{ "set-rate", required_argument, NULL, 'S' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct wa_input in;
+	struct wa_record rec = { 0 };
+	struct wa_bucket_stats st;
+	struct number *nb = NULL;
+	const char *reject = NULL;
+	char *line;
+	size_t len;
+	int c, r, status = 0;
+
+	wa_prog = "wa-throttle";
+	while ((c = getopt_long(argc, argv, "b:d:hr:", longs, NULL)) != -1)
+		switch (c) {
+		case 'b':
+			opt.burst = wa_num(optarg, 1, WA_BUCKET_BURST_MAX,
+			    "burst");
+			break;
+		case 'C':
+			opt.cluster = 1;
+			break;
+		case 'd':
+			opt.conninfo = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'j':
+			reject = optarg;
+			break;
+		case 'L':
+			opt.lease_ms = wa_num(optarg, 1, 60000, "lease-ms");
+			break;
+		case 'M':
+			wa_metrics_open(optarg);
+			break;
+		case 'N':
+			opt.number = optarg;
+			break;
+		case 'P':
+			opt.pause_ms = wa_num(optarg, 1, WA_BUCKET_PAUSE_MAX,
+			    "pause");
+			break;
+		case 'r':
+		case 'S':
+			*(c == 'r' ? &opt.rate : &opt.set_rate) = wa_fnum(optarg,
+			    WA_BUCKET_RATE_MIN, WA_BUCKET_RATE_MAX, "rate");
+			opt.rate_given |= c == 'r';
+			break;
+		case 'V':
+			wa_version();
+		default:
+			usage(stderr, EX_USAGE);
+		}
+	if (optind != argc || ((opt.pause_ms || opt.set_rate) &&
+	    opt.number == NULL))
+		usage(stderr, EX_USAGE);
+	if (opt.cluster)
+		cluster = wa_cluster_open(opt.conninfo);
+	if (opt.pause_ms || opt.set_rate) {
+		status = control();
+		wa_cluster_close(cluster);
+		return status;
+	}
+
+	wa_signals();
+	wa_signal(SIGUSR1, on_usr1);
+	wa_input_init(&in, STDIN_FILENO, "<stdin>", 1);
+	if (reject != NULL)
+		wa_input_reject_file(&in, reject);
+	if (opt.number != NULL && (nb = number(opt.number)) == NULL)
+		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
+	while (!wa_stopping) {
+		if (opt.number != NULL) {
+			/* Any line will do: blank ones carry nothing. */
+			r = wa_lines_next(&in.lines, &line, &len, -1);
+			rec.line = line;
+			rec.len = len;
+			rec.lineno = in.lines.lineno;
+			if (r == WA_TOOLONG)
+				wa_input_reject(&in, &rec, "line longer than "
+				    "%d bytes", WA_LINE_MAX);
+			if (r == WA_LINE && strspn(line, " \t\r") == len)
+				continue;
+		} else if ((r = wa_input_next(&in, &rec, -1)) == WA_LINE &&
+		    (nb = number_of(&in, &rec)) == NULL)
+			continue;
+		if (report_asked)
+			report();
+		if (r == WA_EOF)
+			break;
+		if (r == WA_ERROR) {
+			wa_warn("read <stdin>:");
+			status = EX_IOERR;
+			break;
+		}
+		if (r != WA_LINE || take(nb, rec.lineno) < 0)
+			continue;
+		wa_out(rec.line, rec.len);
+		nb->passed++;
+		wa_metric_add(nb->m_lines, 1);
+		stats(nb, &st);
+		wa_metric_set(nb->m_rate, st.rate);
+		wa_metrics_tick();
+	}
+	json_object_put(rec.obj);
+	wa_metrics_write();
+	if (in.rejected > 0 && status == 0)
+		status = EX_DATAERR;
+	if (cluster != NULL && wa_cluster_down(cluster) && status == 0)
+		status = EX_UNAVAILABLE;
+	wa_input_free(&in);
+	for (c = 0; c < nnumbers; c++) {
+		wa_bucket_close(numbers[c].b);
+		wa_lease_close(numbers[c].l);
+		free(numbers[c].id);
+	}
+	wa_cluster_close(cluster);
+	return status;
+}
