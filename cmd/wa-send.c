@@ -174,7 +174,8 @@ done(void)
 	while ((m = curl_multi_info_read(wa_multi_handle(multi), &left))) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+		    (char **)&s);
 		wa_answer_done(&a, s->send.easy, m->data.result, &s->send.resp);
 		curl_multi_remove_handle(wa_multi_handle(multi), s->send.easy);
 		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;

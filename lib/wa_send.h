@@ -18,7 +18,7 @@
 struct wa_send {
 	struct wa_buf	 url;		/* $WA_API_BASE/{number}/messages */
 	struct wa_buf	 body;		/* the message object */
-	struct wa_buf	 campaign;	/* what a halt stops: see wa_send_prepare */
+	struct wa_buf	 campaign;	/* what a halt stops (wa_send_prepare) */
 	struct wa_buf	 resp;		/* the answer's body */
 	char		 number[65];	/* phone_number_id */
 	CURL		*easy;		/* kept for the next request */
