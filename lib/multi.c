@@ -19,7 +19,7 @@
 struct wa_multi {
 	CURLM		*multi;
 	int		 ep;		/* the epoll descriptor */
-	int64_t		 due;		/* ms of libcurl's next timeout, or -1 */
+	int64_t		 due;		/* ms of libcurl's timeout, or -1 */
 };
 
 /* What libcurl wants watched; sockp remembers it (+1), to skip repeats. */

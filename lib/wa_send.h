@@ -18,7 +18,7 @@
 struct wa_send {
 	struct wa_buf	 url;		/* $WA_API_BASE/{number}/messages */
 	struct wa_buf	 body;		/* the message object */
-	struct wa_buf	 campaign;	/* what a halt stops (wa_send_prepare) */
+	struct wa_buf	 campaign;	/* what a halt stops */
 	struct wa_buf	 resp;		/* the answer's body */
 	char		 number[65];	/* phone_number_id */
 	CURL		*easy;		/* kept for the next request */
@@ -30,7 +30,7 @@ struct wa_answer {
 	long		 http;		/* HTTP status, 0 without a response */
 	int64_t		 code;		/* error.code, -1 when none */
 	int64_t		 subcode;	/* error.error_subcode, -1 when none */
-	int		 curl;		/* the CURLcode, 0 when the call ended */
+	int		 curl;		/* the CURLcode, 0 if answered */
 	int64_t		 latency_ms;
 	char		 wamid[192];
 	char		 status[48];	/* messages[0].message_status */
