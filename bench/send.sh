@@ -4,8 +4,8 @@
 # 1. No latency: wa-send -j 64 over REQUESTS requests (default 50,000),
 #    beside wrk POSTing the same body over 64 connections to the same
 #    server in the same run. Prints requests/s of each and the ratio.
-# 2. 250 ms latency: requests fed at 1,000 lines/s (pv -L) for SECONDS
-#    (default 12) into wa-send with its default -j (300). Prints the rate achieved, calls in
+# 2. 250 ms latency: requests fed at 1,000 lines/s by wa-throttle -r 1000
+#    for SECONDS (default 12) into wa-send with its default -j (300). Prints the rate achieved, calls in
 #    flight (most, and average by Little's law), CPU per message and the
 #    share of one core, and max RSS.
 REQUESTS=${1:-50000}
@@ -14,7 +14,7 @@ SECONDS_AT_RATE=${2:-12}
 . "$(dirname "$0")/../tests/lib.sh"
 # shellcheck source=tests/fake.sh
 . "$(dirname "$0")/../tests/fake.sh"
-for p in wrk pv jq; do
+for p in wrk jq; do
 	command -v "$p" >/dev/null || bail "no $p: run make deps"
 done
 
@@ -67,13 +67,13 @@ fake_start --rate 0 --pair-ms 0 --latency-ms 250 --threads 2
 n=$((SECONDS_AT_RATE * 1000))
 requests "$n" >"$T/in"
 s=$(date +%s.%N)
-pv -qlL 1000 <"$T/in" | /usr/bin/time -f '%U %S %M' -o "$T/time" \
+wa-throttle -r 1000 <"$T/in" | /usr/bin/time -f '%U %S %M' -o "$T/time" \
     wa-send --metrics "$T/metrics" >"$T/out"
 t=$(secs "$s")
 sent=$(jq -r .result.outcome "$T/out" | grep -c '^sent$')
 [ "$sent" = "$n" ] || bail "sent $sent of $n"
 read -r u sy rss <"$T/time"
-echo "250 ms latency: $n requests fed at 1,000 lines/s (pv -qlL 1000)"
+echo "250 ms latency: $n requests fed at 1,000 lines/s (wa-throttle -r 1000)"
 echo "  achieved                $(echo "$n $t" | awk '{ printf "%.0f", $1 / $2 }') msg/s over $t s"
 echo "  latency                 $(echo "$(metric wa_send_latency_seconds_sum) $n" | awk '{ printf "%.0f", 1000 * $1 / $2 }') ms mean"
 echo "  in flight               max $(metric wa_send_in_flight_max), mean $(echo "$(metric wa_send_latency_seconds_sum) $t" | awk '{ printf "%.0f", $1 / $2 }')"

@@ -26,11 +26,13 @@
 struct number {
 	struct number	*next;
 	char		 id[65];
-	struct wa_bucket *bucket;	/* NULL if it could not be opened */
+	struct wa_bucket *bucket;	/* NULL until some process makes it */
+	int64_t		 looked_ns;	/* when we last looked for it */
 	int64_t		 pause_ms;	/* the throughput pause, 0: none */
 	int64_t		 paused_ns;	/* when it was last set */
 	int64_t		 decayed_ns;	/* when it last halved */
 	int64_t		 long_ns;	/* end of a 131057/131048 pause */
+	int64_t		 until_ns;	/* end of the pauses we asked for */
 };
 
 struct campaign {
@@ -99,12 +101,14 @@ number(struct wa_guard *g, const char *id)
 	if (n == NULL) {
 		n = wa_alloc(sizeof *n);
 		snprintf(n->id, sizeof n->id, "%s", id);
-		if ((n->bucket = wa_bucket_open(id, 0, 0)) == NULL)
-			wa_warn("number %s: no shared bucket: its pauses "
-			    "stay local", id);
 	}
 	n->next = g->numbers;	/* the busiest stay in front */
 	g->numbers = n;
+	/* Another process (wa-throttle) may make it, at its own rate. */
+	if (n->bucket == NULL && wa_now_ns() - n->looked_ns >= 1000000000) {
+		n->looked_ns = wa_now_ns();
+		n->bucket = wa_bucket_find(id);
+	}
 	return n;
 }
 
@@ -141,15 +145,11 @@ int64_t
 wa_guard_paused(struct wa_guard *g, const char *id)
 {
 	struct number *n = number(g, id);
-	struct wa_bucket_stats st;
-	int64_t left = (n->long_ns - wa_now_ns()) / 1000000;
+	int64_t until = n->until_ns, now = wa_now_ns();
 
-	if (n->bucket != NULL) {
-		wa_bucket_stats(n->bucket, &st);
-		if (st.paused_ms > left)
-			left = st.paused_ms;
-	}
-	return left > 0 ? left : 0;
+	if (n->bucket != NULL && wa_bucket_paused_until(n->bucket) > until)
+		until = wa_bucket_paused_until(n->bucket);
+	return until > now ? (until - now + 999999) / 1000000 : 0;
 }
 
 /*
@@ -169,9 +169,18 @@ wa_guard_take(struct wa_guard *g, const char *id)
 	return ns > 0 ? ns / 1000000 + 1 : 0;
 }
 
+/* Pauses the number's bucket, making it (at the defaults) if need be. */
 static void
 pause_number(struct wa_guard *g, struct number *n, int64_t ms)
 {
+	int64_t until = wa_now_ns() + ms * 1000000;
+
+	if (until > n->until_ns)
+		n->until_ns = until;
+	if (n->bucket == NULL && (n->bucket = wa_bucket_open(n->id, 0, 0)) ==
+	    NULL)
+		wa_warn("number %s: no shared bucket: the pause stays in "
+		    "this process", n->id);
 	if (n->bucket != NULL)
 		wa_bucket_pause(n->bucket, ms);
 	wa_metric_add(g->pauses, 1);

@@ -41,6 +41,11 @@ is "$(jq -r 'select(.id == 4) | .result.error.code' "$T/out")" 132001 \
     '... with the code that halted'
 is "$(calls '^+15550000700$')" 1 'another campaign still sends'
 
+# Sending makes no bucket (only a pause does), so wa-throttle can still
+# make it at its own rate.
+req 8 +15550000800 100 12 | wa-throttle -r 500 >/dev/null 2>"$T/err"
+is "$(cat "$T/err")" '' 'wa-throttle -r makes the bucket after wa-send ran'
+
 # The circuit breaker: three failures in a row with one code halt.
 for i in 1 2 3 4 5 6; do req "$((20 + i))" "+155500010${i}02" 101 20; done \
     >"$T/in"
