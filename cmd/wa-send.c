@@ -277,7 +277,8 @@ main(int argc, char **argv)
 	setup();
 
 	for (;;) {
-		while (!eof && !wa_stopping && nspare > 0) {
+		/* A few lines at a time: halted ones take no slot. */
+		for (i = 0; i < 64 && !eof && !wa_stopping && nspare > 0; i++) {
 			r = wa_input_next(&in, &rec, opt.dry ? -1 : 0);
 			if (r == WA_LINE)
 				take(&in, &rec);

@@ -439,7 +439,7 @@ collect(char *p, size_t size, size_t n, void *arg)
 	struct wa_buf *b = arg;
 
 	/* Enough for any answer of the API; the rest is dropped. */
-	if (b->len + size * n <= (1 << 20))
+	if (b->len + size * n <= 65536)
 		wa_buf_add(b, p, size * n);
 	return size * n;
 }

@@ -90,6 +90,17 @@ is "$(jq -r 'select(.phone_number_id == "7100") | [.to, .callback] |
     map(. // "none") | join(" ")' "$FAKE_LOG")" '+15550001099 none' \
     '... to E.164, with no callback data'
 
+# A connection that served a request, then closed without an answer:
+# unknown. (libcurl sends such a request once more on a new connection,
+# so the fake logs it twice: see CAVEATS in wa-send(1).)
+{
+	req 30 1030
+	req 31 1015
+} | sed 's/"phone_number_id":"[0-9]*"/"phone_number_id":"7030"/' |
+    wa-send -j 1 >"$T/out" 2>"$T/err"
+is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" 'sent unknown ' \
+    'a drop on a kept-alive connection is unknown'
+
 # Nothing can be sent: connection refused. Port 1 is never ours.
 WA_STATE_DIR=$T/state2 WA_API_BASE=http://127.0.0.1:1/v21.0 wa-send <"$T/in" >"$T/out" 2>"$T/err"
 is "$(jq -r .result.outcome "$T/out" | sort -u)" retry 'connection refused: retry'
