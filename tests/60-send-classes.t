@@ -108,4 +108,18 @@ is "$(jq -r .result.class "$T/out" | sort -u)" transient '... a transient error'
 like "$(jq -r .result.error.title "$T/out" | head -1)" 'nothing was sent' \
     '... saying nothing was sent'
 
+# Nor when the TLS handshake fails (https to the fake's plain HTTP port)
+# or the host does not resolve (.invalid never does).
+req 40 1040 | WA_STATE_DIR=$T/state2 \
+    WA_API_BASE=https://127.0.0.1:$FAKE_PORT/v21.0 wa-send >"$T/out" 2>"$T/err"
+is "$(jq -r '[.result.outcome, .result.error.curl] | join(" ")' "$T/out")" \
+    'retry 35' 'TLS handshake failed: retry'
+req 41 1041 | WA_STATE_DIR=$T/state2 WA_API_BASE=http://wapipe.invalid/v21.0 \
+    wa-send --connect-timeout-ms 2000 >"$T/out" 2>"$T/err"
+is "$(jq -r .result.outcome "$T/out")" retry 'host not found: retry'
+like "$(jq -r .result.error.title "$T/out")" 'nothing was sent' \
+    '... nothing was sent'
+is "$(jq -s 'map(select(.to == "+15550001040" or .to == "+15550001041")) |
+    length' "$FAKE_LOG")" 0 'the fake saw none of them'
+
 done_testing
