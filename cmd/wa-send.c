@@ -24,7 +24,6 @@
 enum { FREE, HELD, BUSY };
 
 struct slot {
-	struct json_object *req;
 	struct wa_send	 send;
 	int64_t		 t0;		/* ns, when it was sent */
 	int64_t		 until;		/* ms, when a held one may try */
@@ -54,28 +53,17 @@ usage(FILE *f, int status)
 	exit(status);
 }
 
-/*
- * Queues the request with its result, counted; the loop writes what it
- * queued before it waits again, whole lines in one write.
- */
+/* Queues the request with its result (written before the next wait). */
 static void
-emit(struct json_object *req, const struct wa_answer *a)
+emit(struct slot *s, const struct wa_answer *a)
 {
-	size_t n;
-	const char *s;
-
-	wa_answer_result(req, a);
-	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-	wa_out_add(s, n);
+	wa_answer_out(&s->send, a);
 	wa_answer_count(a);
 }
 
 static void
 release(struct slot *s)
 {
-	json_object_put(s->req);
-	s->req = NULL;
 	s->state = FREE;
 	spare[nspare++] = s - slots;
 }
@@ -102,7 +90,8 @@ take(struct wa_input *in, struct wa_record *rec)
 	const char *why;
 	int64_t ms;
 
-	if ((why = wa_send_prepare(&s->send, rec->obj, opt.base)) != NULL) {
+	if ((why = wa_send_prepare(&s->send, rec->obj, rec->line, rec->len,
+	    opt.base)) != NULL) {
 		wa_input_reject(in, rec, "%s", why);
 		return;
 	}
@@ -113,12 +102,11 @@ take(struct wa_input *in, struct wa_record *rec)
 	}
 	if ((h = wa_guard_halted(guard, s->send.campaign.s)) != NULL) {
 		wa_answer_unsent(&a, WA_FATAL, h->code, h->why);
-		emit(rec->obj, &a);
+		emit(s, &a);
 		wa_out_flush();
 		return;
 	}
 	nspare--;
-	s->req = json_object_get(rec->obj);
 	if ((ms = wa_guard_paused(guard, s->send.number)) == 0) {
 		start(s);
 		return;
@@ -156,7 +144,7 @@ held_go(void)
 		snprintf(why, sizeof why, "stopped while number %s was paused",
 		    s->send.number);
 		wa_answer_unsent(&a, WA_TRANSIENT, -1, why);
-		emit(s->req, &a);
+		emit(s, &a);
 		release(s);
 	}
 	return next;
@@ -180,7 +168,7 @@ done(void)
 		curl_multi_remove_handle(wa_multi_handle(multi), s->send.easy);
 		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
 		wa_guard_answer(guard, &s->send, &a, s->t0);
-		emit(s->req, &a);
+		emit(s, &a);
 		nbusy--;
 		release(s);
 	}
@@ -279,6 +267,8 @@ main(int argc, char **argv)
 	for (;;) {
 		/* A few lines at a time: halted ones take no slot. */
 		for (i = 0; i < 64 && !eof && !wa_stopping && nspare > 0; i++) {
+			if (in.lines.exact)
+				in.lines.exact = nspare;
 			r = wa_input_next(&in, &rec, opt.dry ? -1 : 0);
 			if (r == WA_LINE)
 				take(&in, &rec);

@@ -109,12 +109,33 @@ params(struct wa_buf *b, struct json_object *p)
 }
 
 /*
- * Checks request req and fills s for a POST under base. Returns NULL, or
- * why the request cannot be sent. A request belongs to its campaign_id;
- * one without (hand-written) to its number and template, for halts.
+ * Keeps the request's text, line (len bytes), for its result: as it came,
+ * or re-written without the "result" of an earlier run.
+ */
+static void
+keep(struct wa_send *s, struct json_object *req, const char *line,
+    size_t len)
+{
+	s->line.len = 0;
+	if (json_object_object_get_ex(req, "result", NULL)) {
+		json_object_object_del(req, "result");
+		wa_buf_puts(&s->line, wa_json_text(req));
+		return;
+	}
+	while (len > 0 && strchr(" \t\r", line[len - 1]) != NULL)
+		len--;
+	wa_buf_add(&s->line, line, len);
+}
+
+/*
+ * Checks request req (the text of line, len bytes) and fills s for a POST
+ * under base. Returns NULL, or why the request cannot be sent. A request
+ * belongs to its campaign_id; one without (hand-written) to its number
+ * and template, for halts.
  */
 const char *
-wa_send_prepare(struct wa_send *s, struct json_object *req, const char *base)
+wa_send_prepare(struct wa_send *s, struct json_object *req, const char *line,
+    size_t len, const char *base)
 {
 	struct json_object *tpl, *lang, *comp, *o;
 	const char *number, *to, *name, *id, *attempt, *why;
@@ -122,6 +143,7 @@ wa_send_prepare(struct wa_send *s, struct json_object *req, const char *base)
 	size_t n;
 
 	s->url.len = s->body.len = s->campaign.len = 0;
+	keep(s, req, line, len);
 	number = scalar(wa_json_get(req, "phone_number_id"));
 	if (number == NULL || *number == '\0')
 		return "no phone_number_id";
@@ -193,10 +215,13 @@ wa_send_free(struct wa_send *s)
 	wa_buf_free(&s->body);
 	wa_buf_free(&s->campaign);
 	wa_buf_free(&s->resp);
+	wa_buf_free(&s->line);
 	if (s->easy != NULL)
 		curl_easy_cleanup(s->easy);
 	s->easy = NULL;
 }
+
+static struct json_tokener *tok;	/* for answers, kept */
 
 static void
 answer_init(struct wa_answer *a, long http)
@@ -225,8 +250,11 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 	const char *t;
 
 	answer_init(a, http);
-	if (len > 0 && len < WA_LINE_MAX)
-		o = json_tokener_parse(body);
+	if (tok == NULL && (tok = json_tokener_new()) == NULL)
+		wa_die(EX_OSERR, "out of memory");
+	json_tokener_reset(tok);
+	if (len > 0)
+		o = json_tokener_parse_ex(tok, body, len + 1);
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		o = NULL;
@@ -337,43 +365,54 @@ wa_send_base(void)
 	return b;
 }
 
-/* Adds "result" to the request: DESIGN.md's send result. */
+/*
+ * Queues (wa_out_add) the line of s with a's "result" added: DESIGN.md's
+ * send result, spliced into the request's own text, which keeps every
+ * field as it came.
+ */
 void
-wa_answer_result(struct json_object *req, const struct wa_answer *a)
+wa_answer_out(const struct wa_send *s, const struct wa_answer *a)
 {
-	struct json_object *r = json_object_new_object(), *e;
+	static struct wa_buf b;
+	size_t n = s->line.len;
 
-	json_object_object_add(r, "outcome",
-	    json_object_new_string(wa_class_outcome(a->class)));
-	json_object_object_add(r, "class",
-	    json_object_new_string(wa_class_name(a->class)));
-	if (*a->wamid)
-		json_object_object_add(r, "wamid",
-		    json_object_new_string(a->wamid));
-	if (*a->status)
-		json_object_object_add(r, "message_status",
-		    json_object_new_string(a->status));
-	if (a->http > 0)
-		json_object_object_add(r, "http_status",
-		    json_object_new_int64(a->http));
-	json_object_object_add(r, "latency_ms",
-	    json_object_new_int64(a->latency_ms));
-	if (a->class != WA_SENT) {
-		e = json_object_new_object();
-		if (a->code >= 0)
-			json_object_object_add(e, "code",
-			    json_object_new_int64(a->code));
-		if (a->subcode >= 0)
-			json_object_object_add(e, "subcode",
-			    json_object_new_int64(a->subcode));
-		if (a->curl != 0)
-			json_object_object_add(e, "curl",
-			    json_object_new_int(a->curl));
-		json_object_object_add(e, "title",
-		    json_object_new_string(a->title));
-		json_object_object_add(r, "error", e);
+	b.len = 0;
+	while (n > 0 && s->line.s[n - 1] != '}')
+		n--;
+	if (n == 0)
+		return;
+	wa_buf_add(&b, s->line.s, n - 1);
+	while (b.len > 0 && strchr(" \t\r\n", b.s[b.len - 1]) != NULL)
+		b.len--;
+	wa_buf_printf(&b, "%s\"result\":{\"outcome\":\"%s\",\"class\":\"%s\"",
+	    b.len > 0 && b.s[b.len - 1] == '{' ? "" : ",",
+	    wa_class_outcome(a->class), wa_class_name(a->class));
+	if (*a->wamid) {
+		wa_buf_puts(&b, ",\"wamid\":");
+		wa_buf_json_string(&b, a->wamid, strlen(a->wamid));
 	}
-	json_object_object_add(req, "result", r);
+	if (*a->status) {
+		wa_buf_puts(&b, ",\"message_status\":");
+		wa_buf_json_string(&b, a->status, strlen(a->status));
+	}
+	if (a->http > 0)
+		wa_buf_printf(&b, ",\"http_status\":%ld", a->http);
+	wa_buf_printf(&b, ",\"latency_ms\":%lld", (long long)a->latency_ms);
+	if (a->class != WA_SENT) {
+		wa_buf_puts(&b, ",\"error\":{");
+		if (a->code >= 0)
+			wa_buf_printf(&b, "\"code\":%lld,", (long long)a->code);
+		if (a->subcode >= 0)
+			wa_buf_printf(&b, "\"subcode\":%lld,",
+			    (long long)a->subcode);
+		if (a->curl != 0)
+			wa_buf_printf(&b, "\"curl\":%d,", a->curl);
+		wa_buf_puts(&b, "\"title\":");
+		wa_buf_json_string(&b, a->title, strlen(a->title));
+		wa_buf_add(&b, "}", 1);
+	}
+	wa_buf_add(&b, "}}", 2);
+	wa_out_add(b.s, b.len);
 }
 
 /*
@@ -515,16 +554,21 @@ wa_answer_count(const struct wa_answer *a)
 {
 	static const double secs[] = { .01, .025, .05, .1, .25, .5, 1, 2.5,
 	    5, 10, 30 };
+	static struct wa_metric *outcomes[WA_AMBIGUOUS + 1], *latency;
 	char label[64];
 
-	snprintf(label, sizeof label, "outcome=\"%s\"",
-	    wa_class_outcome(a->class));
-	wa_metric_add(wa_counter("wa_send_results_total", label,
-	    "Results, by outcome."), 1);
+	if (outcomes[a->class] == NULL) {
+		snprintf(label, sizeof label, "outcome=\"%s\"",
+		    wa_class_outcome(a->class));
+		outcomes[a->class] = wa_counter("wa_send_results_total", label,
+		    "Results, by outcome.");
+		latency = wa_histogram("wa_send_latency_seconds", NULL,
+		    "Time from sending a request to its answer.", secs,
+		    sizeof secs / sizeof secs[0]);
+	}
+	wa_metric_add(outcomes[a->class], 1);
 	if (a->http > 0 || a->curl != 0)
-		wa_metric_observe(wa_histogram("wa_send_latency_seconds",
-		    NULL, "Time from sending a request to its answer.", secs,
-		    sizeof secs / sizeof secs[0]), a->latency_ms / 1000.0);
+		wa_metric_observe(latency, a->latency_ms / 1000.0);
 	if (a->class == WA_SENT)
 		return;
 	if (a->code >= 0)

@@ -20,6 +20,7 @@ struct wa_send {
 	struct wa_buf	 body;		/* the message object */
 	struct wa_buf	 campaign;	/* what a halt stops */
 	struct wa_buf	 resp;		/* the answer's body */
+	struct wa_buf	 line;		/* the request, for its result */
 	char		 number[65];	/* phone_number_id */
 	CURL		*easy;		/* kept for the next request */
 };
@@ -38,7 +39,7 @@ struct wa_answer {
 };
 
 const char *wa_send_prepare(struct wa_send *, struct json_object *,
-    const char *);
+    const char *, size_t, const char *);
 char *wa_send_base(void);
 void wa_send_free(struct wa_send *);
 CURL *wa_send_start(struct wa_send *, struct curl_slist *, long, long,
@@ -50,7 +51,7 @@ void wa_answer_done(struct wa_answer *, CURL *, CURLcode,
     const struct wa_buf *);
 void wa_answer_unsent(struct wa_answer *, enum wa_class, int64_t,
     const char *);
-void wa_answer_result(struct json_object *, const struct wa_answer *);
+void wa_answer_out(const struct wa_send *, const struct wa_answer *);
 void wa_answer_count(const struct wa_answer *);
 struct curl_slist *wa_send_headers(void);
 

@@ -90,6 +90,12 @@ is "$(jq -r 'select(.phone_number_id == "7100") | [.to, .callback] |
     map(. // "none") | join(" ")' "$FAKE_LOG")" '+15550001099 none' \
     '... to E.164, with no callback data'
 
+# A result line fed back in (a retry by hand) gets a new result, not two.
+req 29 1029 | sed 's/}$/,"result":{"outcome":"retry"}}/' | wa-send >"$T/out"
+is "$(grep -o '"result"' "$T/out" | wc -l)" 1 'an old result is replaced'
+is "$(jq -r '[.result.outcome, .mine] | join(" ")' "$T/out")" 'sent kept' \
+    '... by the new one, other fields kept'
+
 # A connection that served a request, then closed without an answer:
 # unknown. (libcurl sends such a request once more on a new connection,
 # so the fake logs it twice: see CAVEATS in wa-send(1).)
