@@ -2,9 +2,10 @@
 # bench/send.sh [REQUESTS [SECONDS]]: wa-send against wa-fake-api, twice.
 #
 # 1. No latency: wa-send -j 64 over REQUESTS requests (default 50,000),
-#    beside wrk POSTing the same body over 64 connections for 5 s to the
-#    same server, three rounds taking turns. Prints the median
-#    requests/s of each and the ratio.
+#    beside wrk POSTing the same body over 64 connections for 5 s, and
+#    curl --parallel-max 64 POSTing it REQUESTS times, to the same server,
+#    three rounds taking turns. Prints the median requests/s of each and
+#    the ratios.
 # 2. 250 ms latency: requests fed at 1,000 lines/s by wa-throttle -r 1000
 #    for SECONDS (default 12) into wa-send with its default -j (300). Prints the rate achieved, calls in
 #    flight (most, and average by Little's law), CPU per message and the
@@ -45,9 +46,22 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("WA_TOKEN")
 EOF
 requests "$REQUESTS" >"$T/in"
+# curl --parallel: the same libcurl, no NDJSON; options in a file.
+{
+	echo 'header = "Content-Type: application/json"'
+	echo "header = \"Authorization: Bearer $WA_TOKEN\""
+	echo "data = \"@$T/body\""
+	printf 'parallel\nparallel-max = 64\nno-progress-meter\n'
+	awk -v u="$WA_API_BASE/106540352242922/messages" -v n="$REQUESTS" \
+	    'BEGIN { for (i = 0; i < n; i++) printf "url = \"%s\"\n", u }'
+} >"$T/curl.cfg"
 # Three rounds each, taking turns, so that a busy moment on the machine
-# hurts both; the medians are printed.
+# hurts all; the medians are printed.
 for round in 1 2 3; do
+	s=$(date +%s.%N)
+	curl -K "$T/curl.cfg" >/dev/null || bail "curl --parallel failed"
+	echo "$REQUESTS $(secs "$s")" | awk '{ printf "%.0f\n", $1 / $2 }' \
+	    >>"$T/r_curl"
 	wrk -t 2 -c 64 -d 5s -s "$T/post.lua" \
 	    "$WA_API_BASE/106540352242922/messages" >"$T/wrk" 2>&1 ||
 	    bail "wrk failed: $(cat "$T/wrk")"
@@ -64,15 +78,17 @@ for round in 1 2 3; do
 	    >>"$T/r_send"
 done
 r_wrk=$(sort -n "$T/r_wrk" | sed -n 2p)
+r_curl=$(sort -n "$T/r_curl" | sed -n 2p)
 read -r r_send t round <<EOF
 $(sort -n "$T/r_send" | sed -n 2p)
 EOF
 read -r u sy rss <"$T/time.$round"
 echo "no latency: $REQUESTS requests, 64 connections, wa-fake-api --threads 2"
 echo "  wrk -t 2 -c 64 (5 s)    $r_wrk req/s  (median of $(tr '\n' ' ' <"$T/r_wrk"| sed 's/ $//'))"
+echo "  curl --parallel-max 64  $r_curl req/s  (median of $(tr '\n' ' ' <"$T/r_curl"| sed 's/ $//'))"
 echo "  wa-send -j 64           $r_send req/s  (median of $(cut -d' ' -f1 "$T/r_send" | tr '\n' ' ' | sed 's/ $//'))"
 echo "                          that run: $t s, CPU $u user + $sy sys s, max RSS $rss KiB"
-echo "  ratio                   $(echo "$r_send $r_wrk" | awk '{ printf "%.0f%%", 100 * $1 / $2 }')"
+echo "  ratio                   $(echo "$r_send $r_wrk" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of wrk, $(echo "$r_send $r_curl" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of curl --parallel"
 fake_stop
 
 # 2. 1,000 msg/s at 250 ms.
