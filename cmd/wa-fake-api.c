@@ -16,29 +16,13 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
 
 #include <curl/curl.h>
 
 #include "wa.h"
 #include "wa_fakeapi.h"
 #include "wa_hooks.h"
-#include "wa_httpd.h"
-#include "wa_later.h"
 #include "wa_secret.h"
-
-/* One request, from its headers to the end of the connection's use. */
-struct call {
-	struct wa_buf	 body;
-	int		 too_big;
-	int		 decided;
-	struct wa_fake_reply reply;
-	struct wa_later_item later;
-};
-
-static struct wa_fake *fake;
-static struct wa_later *later;
 
 static void
 usage(FILE *f, int status)
@@ -58,101 +42,6 @@ usage(FILE *f, int status)
 	    "[--fail-rate f]\n"
 	    "        [--read-rate f]\n");
 	exit(status);
-}
-
-static enum MHD_Result
-answer(struct MHD_Connection *conn, struct call *c)
-{
-	struct MHD_Response *res;
-	enum MHD_Result ret;
-
-	if (c->reply.how != WA_FAKE_ANSWER)
-		return MHD_NO;		/* MHD closes the connection */
-	res = MHD_create_response_from_buffer(c->reply.body.len,
-	    c->reply.body.s, MHD_RESPMEM_MUST_COPY);
-	if (res == NULL)
-		return MHD_NO;
-	MHD_add_response_header(res, MHD_HTTP_HEADER_CONTENT_TYPE,
-	    c->reply.ctype);
-	ret = MHD_queue_response(conn, c->reply.http, res);
-	MHD_destroy_response(res);
-	return ret;
-}
-
-/*
- * MHD calls this once for the headers, once per piece of body, once when
- * the body is complete (decide, then answer or hold), and once more for a
- * held request when the timer resumes it.
- */
-static enum MHD_Result
-serve(void *cls, struct MHD_Connection *conn, const char *url,
-    const char *method, const char *version, const char *data,
-    size_t *size, void **ptr)
-{
-	struct call *c = *ptr;
-	int64_t due;
-
-	(void)cls;
-	(void)version;
-	if (c == NULL) {
-		*ptr = wa_alloc(sizeof *c);
-		return MHD_YES;
-	}
-	if (*size > 0) {
-		if (c->body.len + *size <= WA_FAKE_BODY_MAX)
-			wa_buf_add(&c->body, data, *size);
-		else
-			c->too_big = 1;
-		*size = 0;
-		return MHD_YES;
-	}
-	if (c->decided)
-		return c->later.woke == WA_LATER_DUE ? answer(conn, c) : MHD_NO;
-	c->decided = 1;
-	wa_fake_handle(fake, method, url, MHD_lookup_connection_value(conn,
-	    MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-	    c->too_big ? NULL : c->body.s ? c->body.s : "", c->body.len,
-	    &c->reply);
-	if (c->reply.how == WA_FAKE_NEVER || c->reply.delay_ms > 0) {
-		due = c->reply.how == WA_FAKE_NEVER ? INT64_MAX :
-		    wa_now_ns() + c->reply.delay_ms * 1000000;
-		return wa_later_hold(later, &c->later, conn, due) == 0 ?
-		    MHD_YES : MHD_NO;
-	}
-	return answer(conn, c);
-}
-
-static void
-done(void *cls, struct MHD_Connection *conn, void **ptr,
-    enum MHD_RequestTerminationCode why)
-{
-	struct call *c = *ptr;
-
-	(void)cls;
-	(void)conn;
-	(void)why;
-	if (c == NULL)
-		return;
-	wa_buf_free(&c->body);
-	wa_fake_reply_free(&c->reply);
-	free(c);
-	*ptr = NULL;
-}
-
-/* Room for many held connections: the hard limit on descriptors. */
-static unsigned int
-max_connections(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return 1000;
-	rl.rlim_cur = rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
-	getrlimit(RLIMIT_NOFILE, &rl);
-	if (rl.rlim_cur > 100064)
-		return 100000;
-	return rl.rlim_cur > 128 ? rl.rlim_cur - 64 : 64;
 }
 
 int
@@ -197,20 +86,13 @@ main(int argc, char **argv)
 	    .linger_ms = 100, .retry_ms = 1000, .retry_max_ms = 300000,
 	    .timeout_ms = 10000, .waba_id = "102290129340398",
 	    .display_phone = "15550783881" };
-	struct MHD_OptionItem opts[] = {
-		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)done, NULL },
-		{ MHD_OPTION_CONNECTION_LIMIT, 0, NULL },
-		{ MHD_OPTION_THREAD_POOL_SIZE, 1, NULL },
-		{ MHD_OPTION_END, 0, NULL }
-	};
 	const char *listen = "127.0.0.1:8088", *port_file = NULL;
-	const union MHD_DaemonInfo *info;
 	struct wa_hooks_stats hs;
 	struct wa_fake_stats fs;
-	struct MHD_Daemon *d;
 	struct wa_hooks *hooks = NULL;
+	struct wa_fake *fake;
 	char *secret = NULL;
-	int c, any = 0;
+	int c, any = 0, threads = 1;
 
 	wa_prog = "wa-fake-api";
 	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
@@ -245,7 +127,8 @@ main(int argc, char **argv)
 			    "--webhook-inflight");
 			break;
 		case JITTER:
-			fc.jitter_ms = wa_num(optarg, 0, 3600000, "--jitter-ms");
+			fc.jitter_ms = wa_num(optarg, 0, 3600000,
+			    "--jitter-ms");
 			break;
 		case LATENCY:
 			fc.latency_ms = wa_num(optarg, 0, 3600000,
@@ -292,7 +175,7 @@ main(int argc, char **argv)
 			wa_fake_set_templates(&fc, optarg);
 			break;
 		case THREADS:
-			opts[2].value = wa_num(optarg, 1, 64, "--threads");
+			threads = wa_num(optarg, 1, 64, "--threads");
 			break;
 		case HOOKLOG:
 			hc.log = optarg;
@@ -308,11 +191,7 @@ main(int argc, char **argv)
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
 
-	fc.token = wa_secret("WA_TOKEN");
-	if (any) {
-		free(fc.token);
-		fc.token = NULL;
-	} else if (fc.token == NULL)
+	if (!any && (fc.token = wa_secret("WA_TOKEN")) == NULL)
 		wa_die(EX_CONFIG, "no token: set WA_TOKEN or WA_TOKEN_FILE, "
 		    "or accept any with --any-token");
 	if (hc.url != NULL && (secret = wa_secret("WA_APP_SECRET")) == NULL)
@@ -326,19 +205,12 @@ main(int argc, char **argv)
 		fc.hooks = hooks = wa_hooks_start(&hc);
 	}
 	fake = wa_fake_new(&fc);
-	later = wa_later_start();
-	opts[1].value = max_connections();
-	d = wa_httpd_start(listen, port_file, MHD_USE_AUTO_INTERNAL_THREAD |
-	    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO, serve, NULL, opts);
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	wa_warn("listening on %.*s:%u", (int)(strrchr(listen, ':') - listen),
-	    listen, info ? info->port : 0);
-	wa_httpd_serve(d, wa_later_drain, later);
-	wa_later_free(later);
+	wa_fake_serve(fake, listen, port_file, threads);
 	if (hooks != NULL) {
 		wa_hooks_stop(hooks, &hs);
-		wa_warn("webhooks: %llu statuses delivered, %llu POST attempts, "
-		    "%llu undelivered", (unsigned long long)hs.delivered,
+		wa_warn("webhooks: %llu statuses delivered, %llu POST "
+		    "attempts, %llu undelivered",
+		    (unsigned long long)hs.delivered,
 		    (unsigned long long)hs.posts,
 		    (unsigned long long)hs.undelivered);
 	}

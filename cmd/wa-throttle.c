@@ -27,8 +27,8 @@
 
 struct number {
 	char		*id;
-	struct wa_bucket *b;
-	struct wa_lease	*l;		/* --cluster */
+	struct wa_bucket *b;		/* on this host */
+	struct wa_lease	*l;		/* its tokens: b's or the cluster's */
 	int64_t		 pause_seen;	/* end of the last pause counted */
 	uint64_t	 passed;
 	uint64_t	 pauses;
@@ -94,12 +94,11 @@ number(const char *id)
 		    wa_bucket_dir());
 	nnumbers++;
 	nb->id = wa_strdup(id);
+	nb->l = wa_lease_open(cluster, nb->b, id, opt.rate, opt.burst,
+	    opt.lease_ms * 1000000);
 	wa_bucket_stats(nb->b, &st);
-	if (cluster != NULL)
-		nb->l = wa_lease_open(cluster, nb->b, id, opt.rate,
-		    opt.burst, opt.lease_ms * 1000000);
-	else if (opt.rate_given && (st.rate < opt.rate * 0.999 ||
-	    st.rate > opt.rate * 1.001 || (opt.burst && st.burst != opt.burst)))
+	if (cluster == NULL && ((opt.rate_given && (st.rate < opt.rate * 0.999 ||
+	    st.rate > opt.rate * 1.001)) || (opt.burst && st.burst != opt.burst)))
 		wa_warn("%s: its bucket is shared and runs at %g/s, burst "
 		    "%lld: -r and -b only make a new bucket (use --set-rate)",
 		    id, st.rate, (long long)st.burst);
@@ -116,17 +115,6 @@ number(const char *id)
 	return last = nb;
 }
 
-/* The number's bucket: on this host, or the cluster's as last leased. */
-static void
-stats(struct number *nb, struct wa_bucket_stats *st)
-{
-	wa_bucket_stats(nb->b, st);
-	if (nb->l != NULL) {
-		st->rate = wa_lease_rate(nb->l);
-		st->burst = wa_lease_burst(nb->l);
-	}
-}
-
 /* SIGUSR1: this process's counters, one line per number, on stderr. */
 static void
 report(void)
@@ -138,12 +126,12 @@ report(void)
 	report_asked = 0;
 	for (i = 0; i < nnumbers; i++) {
 		nb = &numbers[i];
-		stats(nb, &st);
+		wa_lease_stats(nb->l, &st);
 		wa_warn("%s: %llu lines passed, %.3f s waiting, %llu pauses, "
 		    "rate %g/s, burst %lld%s", nb->id,
 		    (unsigned long long)nb->passed, nb->waited / 1e9,
 		    (unsigned long long)nb->pauses, st.rate,
-		    (long long)st.burst, nb->l ? " (cluster)" : "");
+		    (long long)st.burst, cluster ? " (cluster)" : "");
 	}
 	if (nnumbers == 0)
 		wa_warn("no line yet");
@@ -155,11 +143,10 @@ take(struct number *nb, unsigned long lineno)
 {
 	int64_t ns, t0 = 0, now, until, ms;
 
-	while ((ns = nb->l ? wa_lease_take(nb->l) : wa_bucket_take(nb->b))) {
+	while ((ns = wa_lease_take(nb->l)) != 0) {
 		now = wa_now_ns();
 		t0 = t0 ? t0 : now;
-		until = nb->l ? wa_lease_paused_until(nb->l) :
-		    wa_bucket_paused_until(nb->b);
+		until = wa_lease_paused_until(nb->l);
 		if (until > now && nb->pause_seen <= now) {
 			/* A new pause; one made longer counts once. */
 			nb->pauses++;
@@ -195,17 +182,10 @@ control(void)
 
 	if (nb == NULL)
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
-	if (nb->l != NULL) {
-		if ((opt.set_rate > 0 && wa_lease_set_rate(nb->l,
-		    opt.set_rate, opt.burst) < 0) || (opt.pause_ms > 0 &&
-		    wa_lease_pause(nb->l, opt.pause_ms) < 0))
-			return EX_UNAVAILABLE;
-		return 0;
-	}
-	if (opt.set_rate > 0)
-		wa_bucket_set_rate(nb->b, opt.set_rate, opt.burst);
-	if (opt.pause_ms > 0)
-		wa_bucket_pause(nb->b, opt.pause_ms);
+	if ((opt.set_rate > 0 && wa_lease_set_rate(nb->l, opt.set_rate,
+	    opt.burst) < 0) || (opt.pause_ms > 0 && wa_lease_pause(nb->l,
+	    opt.pause_ms) < 0))
+		return EX_UNAVAILABLE;
 	return 0;
 }
 
@@ -348,7 +328,7 @@ main(int argc, char **argv)
 		wa_out(rec.line, rec.len);
 		nb->passed++;
 		wa_metric_add(nb->m_lines, 1);
-		stats(nb, &st);
+		wa_lease_stats(nb->l, &st);
 		wa_metric_set(nb->m_rate, st.rate);
 		wa_metrics_tick();
 	}

@@ -163,7 +163,7 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 	struct wa_buf path = { 0 };
 	char boot[40];
 	struct state *s;
-	int fd;
+	int fd, fresh;
 
 	if (!wa_bucket_valid_number(number)) {
 		wa_warn("'%s' is not a phone number id", number);
@@ -189,7 +189,8 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 		return NULL;
 	}
 	boot_id(boot, sizeof boot);
-	if (s->magic != MAGIC || s->size != sizeof *s) {
+	fresh = s->magic != MAGIC || s->size != sizeof *s;
+	if (fresh) {
 		if (rate <= 0)
 			rate = WA_BUCKET_RATE;
 		memset(s, 0, sizeof *s);
@@ -198,9 +199,16 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 		s->size = sizeof *s;
 		s->magic = MAGIC;
 	}
-	if (strcmp(s->boot_id, boot) != 0) {
-		/* A clock from an earlier boot means nothing now. */
-		atomic_store(&s->tat, 0);
+	if (fresh || strcmp(s->boot_id, boot) != 0) {
+		/*
+		 * New, or a clock from an earlier boot, which means nothing
+		 * now. The bucket starts empty, as pv's does: one token now,
+		 * then one an interval, and a burst only after a lull. What
+		 * a full one would let go at once on top of the rate, right
+		 * when every pipeline starts, is what Meta would see.
+		 */
+		atomic_store(&s->tat, wa_now_ns() + (atomic_load(&s->burst) -
+		    1) * atomic_load(&s->interval));
 		atomic_store(&s->paused_until, 0);
 		memcpy(s->boot_id, boot, sizeof boot);
 	}

@@ -136,8 +136,8 @@ struct table {
 struct number {
 	struct number	*next;
 	int64_t		*ring;
-	long		 head;
-	long		 n;
+	int64_t		 head;
+	int64_t		 n;
 	char		 pnid[];
 };
 
@@ -409,6 +409,7 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 {
 	struct json_tokener *tok;
 	const char *p, *end;
+	size_t used;
 
 	memset(q, 0, sizeof *q);
 	/* "/{version}/{phone_number_id}/messages" */
@@ -420,7 +421,12 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 		return;
 	tok = json_tokener_new();
 	q->obj = json_tokener_parse_ex(tok, body, len);
-	if (q->obj != NULL && (json_tokener_get_parse_end(tok) != len ||
+	used = json_tokener_get_parse_end(tok);
+	/* One JSON object, and nothing after it but white space. */
+	while (used < len && strchr(" \t\r\n", body[used]) != NULL &&
+	    body[used] != '\0')
+		used++;
+	if (q->obj != NULL && (used != len ||
 	    !json_object_is_type(q->obj, json_type_object))) {
 		json_object_put(q->obj);
 		q->obj = NULL;
@@ -582,17 +588,19 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 		wa_buf_json_string(&b, q->callback, strlen(q->callback));
 	}
 	if (strcmp(st, "sent") == 0)
-		wa_buf_printf(&b, ",\"conversation\":{\"id\":\"%016llx%016llx\","
-		    "\"expiration_timestamp\":\"%lld\",\"origin\":{\"type\":"
-		    "\"marketing\"}}", (unsigned long long)rnd(f),
-		    (unsigned long long)rnd(f), secs + 86400);
+		wa_buf_printf(&b, ",\"conversation\":{\"id\":"
+		    "\"%016llx%016llx\",\"expiration_timestamp\":\"%lld\","
+		    "\"origin\":{\"type\":\"marketing\"}}",
+		    (unsigned long long)rnd(f), (unsigned long long)rnd(f),
+		    secs + 86400);
 	if (strcmp(st, "sent") == 0 || strcmp(st, "delivered") == 0)
 		wa_buf_puts(&b, ",\"pricing\":{\"billable\":true,"
 		    "\"pricing_model\":\"PMP\",\"type\":\"regular\","
 		    "\"category\":\"marketing\"}");
 	if (code >= 0) {
 		e = meta_error(code);
-		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld,\"title\":", code);
+		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld,\"title\":",
+		    code);
 		wa_buf_json_string(&b, e->title, strlen(e->title));
 		wa_buf_puts(&b, ",\"message\":");
 		wa_buf_json_string(&b, e->title, strlen(e->title));

@@ -193,9 +193,12 @@ start_due(struct wa_hooks *h, int64_t now)
 		else
 			break;
 	}
-	if ((top = wa_heap_top(&h->retry)) != NULL && top->due < next)
-		next = top->due;
 	if ((top = wa_heap_top(&h->waiting)) != NULL && top->due < next)
+		next = top->due;
+	/* With every slot taken, only an ending POST (a socket) matters. */
+	if (h->flying == h->c.inflight)
+		return next - now;
+	if ((top = wa_heap_top(&h->retry)) != NULL && top->due < next)
 		next = top->due;
 	if (h->ready_n > 0 && h->ready[h->ready_off]->h.due + h->c.linger_ms <
 	    next)

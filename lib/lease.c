@@ -1,5 +1,6 @@
 /*
- * lease.c: the per-number bucket of wa-throttle --cluster, shared by every
+ * lease.c: the tokens of one number for this process: from the host's
+ * bucket (bucket.c) or, with a cluster, from the bucket shared by every
  * host through one Postgres row per number (throttle_buckets and
  * throttle_lease in sql/schema.sql). The row is a GCRA on the server's
  * clock. A process leases about 100 ms of tokens with one statement, so
@@ -9,8 +10,9 @@
  * side: a token's earliest time from when the answer arrived, the lease's
  * end from when the question left. A token not used by the end of its
  * lease is dropped, so in any window the hosts together pass at most
- * rate + burst + one lease. When Postgres cannot be reached no token is
- * given (fail closed), and a new attempt is made every second.
+ * rate + burst + one lease. No lease starts more than one lease ahead,
+ * so none outlives a pause by much. When Postgres cannot be reached no
+ * token is given (fail closed), and a new attempt is made every second.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,7 @@ struct wa_lease {
 	int64_t	 end;		/* no token of this lease after this */
 	int64_t	 n;
 	int64_t	 used;
+	int64_t	 retry_at;	/* no lease to be had before this */
 	int64_t	 paused_until;	/* the row's pause, as last seen */
 };
 
@@ -181,10 +184,11 @@ run(struct wa_cluster *c, const char *sql, int n, const char *const *p)
 }
 
 /*
- * The bucket of number in the cluster; rate and burst make its row if it
- * is missing (an existing row keeps its own), lease_ns is the time one
- * lease covers. host is the number's bucket on this host: its pauses
- * (made by wa-send) hold this process at once and go on to every host.
+ * The tokens of number for this process: from host, the number's bucket
+ * on this host, or when c is not NULL from the cluster's row, made with
+ * rate and burst if it is missing (an existing row keeps its own), in
+ * leases of lease_ns. In a cluster, the host's pauses (made by wa-send)
+ * still hold this process at once, and go on to every host.
  */
 struct wa_lease *
 wa_lease_open(struct wa_cluster *c, struct wa_bucket *host,
@@ -239,6 +243,8 @@ lease(struct wa_lease *l)
 	l->n = atoll(PQgetvalue(res, 0, 1));
 	l->every = ns_of(PQgetvalue(res, 0, 2), 1);
 	l->end = sent + ns_of(PQgetvalue(res, 0, 3), 0);
+	if (l->n == 0)
+		l->retry_at = l->first - l->lease_ns;
 	paused = ns_of(PQgetvalue(res, 0, 4), 1);
 	l->paused_until = paused > 0 ? got + paused : 0;
 	l->rate = atof(PQgetvalue(res, 0, 5));
@@ -254,9 +260,12 @@ lease(struct wa_lease *l)
 int64_t
 wa_lease_take(struct wa_lease *l)
 {
-	int64_t now = wa_now_ns(), t;
-	int64_t until = wa_bucket_paused_until(l->host);
+	int64_t now, t, until;
 
+	if (l->c == NULL)
+		return wa_bucket_take(l->host);
+	now = wa_now_ns();
+	until = wa_bucket_paused_until(l->host);
 	if (until > now) {
 		if (until > l->pushed && wa_lease_pause(l,
 		    (until - now + 999999) / 1000000) == 0)
@@ -264,9 +273,13 @@ wa_lease_take(struct wa_lease *l)
 		return until - now;
 	}
 	if (l->used >= l->n || now >= l->end) {
+		if (now < l->retry_at)
+			return l->retry_at - now;
 		if (lease(l) < 0)
 			return WA_LEASE_DOWN;
 		now = wa_now_ns();
+		if (l->n == 0)
+			return l->retry_at > now ? l->retry_at - now : 1000000;
 	}
 	t = l->first + l->used * l->every;
 	if (t > now)
@@ -284,19 +297,21 @@ wa_lease_paused_until(const struct wa_lease *l)
 	return until > l->paused_until ? until : l->paused_until;
 }
 
-double
-wa_lease_rate(const struct wa_lease *l)
+/* The bucket's figures; in a cluster, rate and burst as last leased. */
+void
+wa_lease_stats(const struct wa_lease *l, struct wa_bucket_stats *st)
 {
-	return l->rate;
+	wa_bucket_stats(l->host, st);
+	if (l->c != NULL) {
+		st->rate = l->rate;
+		st->burst = l->burst;
+	}
 }
 
-int64_t
-wa_lease_burst(const struct wa_lease *l)
-{
-	return l->burst;
-}
-
-/* Pauses the number on every host for ms; 0, or -1 if Postgres is down. */
+/*
+ * Pauses the number for ms, on this host or on every host; 0, or -1 if
+ * Postgres is down.
+ */
 int
 wa_lease_pause(struct wa_lease *l, int64_t ms)
 {
@@ -304,6 +319,10 @@ wa_lease_pause(struct wa_lease *l, int64_t ms)
 	const char *p[] = { l->number, rate, burst, msbuf };
 	PGresult *res;
 
+	if (l->c == NULL) {
+		wa_bucket_pause(l->host, ms);
+		return 0;
+	}
 	snprintf(rate, sizeof rate, "%.17g", l->rate);
 	snprintf(burst, sizeof burst, "%lld", (long long)l->burst);
 	snprintf(msbuf, sizeof msbuf, "%lld", (long long)ms);
@@ -315,8 +334,8 @@ wa_lease_pause(struct wa_lease *l, int64_t ms)
 }
 
 /*
- * Sets the number's rate on every host, and its burst (<= 0: 100 ms
- * worth of the rate); 0, or -1 if Postgres is down.
+ * Sets the number's rate, on this host or on every host, and its burst
+ * (<= 0: 100 ms worth of the rate); 0, or -1 if Postgres is down.
  */
 int
 wa_lease_set_rate(struct wa_lease *l, double rate, int64_t burst)
@@ -325,6 +344,10 @@ wa_lease_set_rate(struct wa_lease *l, double rate, int64_t burst)
 	const char *p[] = { l->number, r, b };
 	PGresult *res;
 
+	if (l->c == NULL) {
+		wa_bucket_set_rate(l->host, rate, burst);
+		return 0;
+	}
 	if (burst <= 0)
 		burst = wa_bucket_default_burst(rate);
 	snprintf(r, sizeof r, "%.17g", rate);

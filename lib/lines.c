@@ -57,12 +57,18 @@ wa_lines_pending(const struct wa_lines *l)
 	    (l->eof && l->len > l->off);
 }
 
-/* Makes room for CHUNK more bytes after len + peeked. */
+/*
+ * Makes room for CHUNK more bytes after len + peeked. The data left is
+ * moved to the front only when the room is not there already: moving it
+ * for every line would copy up to CHUNK bytes per line in exact mode.
+ */
 static int
 room(struct wa_lines *l)
 {
 	size_t used = l->len + l->peeked - l->off;
 
+	if (l->len + l->peeked + CHUNK + 1 <= l->cap)
+		return 0;
 	if (l->off > 0) {
 		memmove(l->buf, l->buf + l->off, used);
 		l->len -= l->off;

@@ -2,9 +2,9 @@
  * wa_fakeapi.h: what wa-fake-api answers to a send, as Meta's Cloud API
  * would: validation, the bearer token, throughput and pair-rate limits,
  * scripted and random faults, wamids, the request log and the status
- * webhooks of each accepted message. No HTTP here: the program feeds in
- * a whole request and gets back what to answer, when, or whether to
- * close the connection instead.
+ * webhooks of each accepted message. fakeapi.c has no HTTP: it takes a
+ * whole request and says what to answer, when, or whether to close the
+ * connection instead; fakeserve.c serves that over libmicrohttpd.
  */
 #ifndef WA_FAKEAPI_H
 #define WA_FAKEAPI_H
@@ -41,7 +41,7 @@ struct wa_fake_errate {
 
 struct wa_fake_conf {
 	char		*token;		/* bearer token; NULL: any token */
-	long		 rate;		/* accepted/s per number, 0: no limit */
+	int64_t		 rate;		/* accepted/s per number, 0: no limit */
 	int64_t		 pair_ms;	/* 0: no pair limit */
 	int64_t		 latency_ms;
 	int64_t		 jitter_ms;
@@ -97,5 +97,8 @@ void wa_fake_handle(struct wa_fake *, const char *, const char *,
     const char *, const char *, size_t, struct wa_fake_reply *);
 void wa_fake_reply_free(struct wa_fake_reply *);
 void wa_fake_free(struct wa_fake *, struct wa_fake_stats *);
+
+/* fakeserve.c: the HTTP server around it (programs link libmicrohttpd). */
+void wa_fake_serve(struct wa_fake *, const char *, const char *, int);
 
 #endif

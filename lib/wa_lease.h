@@ -1,7 +1,8 @@
 /*
- * wa_lease.h: the per-number bucket shared by every host through
- * Postgres (wa-throttle --cluster; programs using it link libpq). Tokens
- * are leased in blocks of about 100 ms from one row per number.
+ * wa_lease.h: the tokens of one number for this process: from the host's
+ * bucket, or shared by every host through Postgres (wa-throttle
+ * --cluster; programs using it link libpq), leased in blocks of about
+ * 100 ms from one row per number.
  */
 #ifndef WA_LEASE_H
 #define WA_LEASE_H
@@ -11,6 +12,7 @@
 #define WA_LEASE_DOWN (-1)	/* wa_lease_take: Postgres unreachable */
 
 struct wa_bucket;
+struct wa_bucket_stats;
 struct wa_cluster;
 struct wa_lease;
 
@@ -22,8 +24,7 @@ struct wa_lease *wa_lease_open(struct wa_cluster *, struct wa_bucket *,
     const char *, double, int64_t, int64_t);
 int64_t wa_lease_take(struct wa_lease *);
 int64_t wa_lease_paused_until(const struct wa_lease *);
-double wa_lease_rate(const struct wa_lease *);
-int64_t wa_lease_burst(const struct wa_lease *);
+void wa_lease_stats(const struct wa_lease *, struct wa_bucket_stats *);
 int wa_lease_pause(struct wa_lease *, int64_t);
 int wa_lease_set_rate(struct wa_lease *, double, int64_t);
 void wa_lease_close(struct wa_lease *);

@@ -5,7 +5,7 @@
 #
 #   . scripts/pgtmp.sh
 #   pgtmp_start "$dir" [-c setting=value ...]   # sets PGHOST, PGDATA, ...
-#   pgtmp_stop
+#   pgtmp_stop; pgtmp_resume                   # Postgres down, then back
 
 pgtmp_as() {
 	if [ "$(id -u)" = 0 ]; then
@@ -35,8 +35,16 @@ pgtmp_start() {
 		cat "$pgtmp_dir/initdb.log" >&2
 		return 1
 	fi
+	pgtmp_opts="$*"
+	pgtmp_resume
+}
+
+# pgtmp_resume: starts the cluster pgtmp_stop stopped, as it was.
+pgtmp_resume() {
+	PGDATA=$pgtmp_dir/data
 	if ! pgtmp_as "$pgtmp_bin/pg_ctl" -D "$PGDATA" -l "$pgtmp_dir/log" \
-	    -w -o "-k $pgtmp_dir -c listen_addresses= $*" start >/dev/null; then
+	    -w -o "-k $pgtmp_dir -c listen_addresses= $pgtmp_opts" \
+	    start >/dev/null; then
 		cat "$pgtmp_dir/log" >&2
 		return 1
 	fi

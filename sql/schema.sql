@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS throttle_buckets (
 -- p_rate and p_burst if missing). Token i, from 0 to n - 1, may go
 -- wait_s + i * every_s seconds from now and none after end_s; times
 -- count from the server's clock at the lease, so hosts need not agree on
--- theirs. paused_s: how long the number stays paused (<= 0: not).
+-- theirs. n = 0: none before wait_s, ask again by then. paused_s: how
+-- long the number stays paused (0: not).
 CREATE OR REPLACE FUNCTION throttle_lease(p_number text,
     p_seconds double precision, p_rate double precision, p_burst integer,
     OUT wait_s double precision, OUT n integer,
@@ -105,8 +106,11 @@ DECLARE
 	tau	double precision;
 	start	timestamptz;
 BEGIN
-	INSERT INTO throttle_buckets (phone_number_id, rate, burst)
-	VALUES (p_number, p_rate, p_burst) ON CONFLICT DO NOTHING;
+	-- A new bucket starts empty, as on a host.
+	INSERT INTO throttle_buckets (phone_number_id, rate, burst, tat)
+	VALUES (p_number, p_rate, p_burst, clock_timestamp() +
+	    make_interval(secs => (p_burst - 1) / p_rate))
+	ON CONFLICT DO NOTHING;
 	SELECT * INTO b FROM throttle_buckets
 	WHERE phone_number_id = p_number FOR UPDATE;
 	-- Read the clock once the row is ours: a lease waits its turn.
@@ -116,11 +120,17 @@ BEGIN
 	n := greatest(1, ceil(b.rate * p_seconds))::integer;
 	start := greatest(b.tat, t,
 	    b.paused_until + make_interval(secs => tau));
-	UPDATE throttle_buckets
-	SET tat = start + make_interval(secs => n * every_s),
-	    leases = leases + 1, leased = leased + n, updated_at = t
-	WHERE phone_number_id = p_number;
 	wait_s := extract(epoch FROM start - t) - tau;
+	IF wait_s > p_seconds THEN
+		-- Too far ahead (a pause, or many hosts): reserve nothing,
+		-- so that no lease outlives a pause by much; ask again then.
+		n := 0;
+	ELSE
+		UPDATE throttle_buckets
+		SET tat = start + make_interval(secs => n * every_s),
+		    leases = leases + 1, leased = leased + n, updated_at = t
+		WHERE phone_number_id = p_number;
+	END IF;
 	end_s := extract(epoch FROM start - t) + n * every_s;
 	paused_s := CASE WHEN b.paused_until > t
 	    THEN extract(epoch FROM b.paused_until - t) ELSE 0 END;
@@ -130,3 +140,29 @@ END
 $$;
 
 -- wa-status-ingest: statuses waiting for their row, and spool progress.
+-- A status that matched no row yet (its wamid not recorded, its row
+-- gone, or a message wapipe did not send): kept, retried with every batch
+-- while young and by the periodic sweep after, expired after a week.
+CREATE TABLE IF NOT EXISTS unmatched_statuses (
+	wamid		text NOT NULL,
+	status		text NOT NULL,
+	-- From biz_opaque_callback_data "wapipe:<id>:<attempt>", if any.
+	recipient_id	bigint,
+	status_at	timestamptz,
+	error_code	integer,
+	error_title	text,
+	received_at	timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (wamid, status)
+);
+
+CREATE INDEX IF NOT EXISTS unmatched_statuses_received
+	ON unmatched_statuses (received_at);
+
+-- How far wa-status-ingest --follow has applied a spool directory:
+-- committed in the same transaction as the statuses it applied.
+CREATE TABLE IF NOT EXISTS spool_checkpoints (
+	spool		text PRIMARY KEY,
+	segment		bigint NOT NULL,
+	byte_offset	bigint NOT NULL,
+	updated_at	timestamptz NOT NULL DEFAULT now()
+);

@@ -56,10 +56,13 @@ exits 0 "--help" wa-claim --help >/dev/null
 
 # Four claimers at once never emit the same row.
 c=$(campaign 3000)
+pids=
 for i in 1 2 3 4; do
 	wa-claim -c "$c" --once -n 37 >"$T/claim$i" &
+	pids="$pids $!"
 done
-wait
+# shellcheck disable=SC2086
+wait $pids
 cat "$T"/claim? | jq -r .id | sort >"$T/ids"
 is "$(wc -l <"$T/ids" | tr -d ' ')" 3000 "four claimers emit every row"
 is "$(uniq -d "$T/ids" | wc -l | tr -d ' ')" 0 "and no row twice"
@@ -73,16 +76,22 @@ mkfifo "$T/fifo"
 wa-claim -c "$c" -n 100 >"$T/fifo" 2>/dev/null &
 claimer=$!
 exec 3<"$T/fifo"
+sending() {
+	sql "select count(*) from campaign_recipients where campaign_id = $c
+	    and status = 'sending'"
+}
+some() {
+	test "$(sending)" -gt 0
+}
+ok "wa-claim claims some rows" wait_for 60 some
 sleep 2
-n=$(sql "select count(*) from campaign_recipients where campaign_id = $c
-    and status = 'sending'")
+n=$(sending)
 ok "a stalled reader leaves few rows sending ($n of 20000)" test "$n" -le 300
-ok "but some were claimed" test "$n" -gt 0
 head -50 <&3 >/dev/null
-sleep 1
-m=$(sql "select count(*) from campaign_recipients where campaign_id = $c
-    and status = 'sending'")
-ok "reading more lets more be claimed ($m)" test "$m" -gt "$n"
+more() {
+	test "$(sending)" -gt "$n"
+}
+ok "reading more lets more be claimed" wait_for 60 more
 kill -TERM "$claimer"
 exec 3<&-
 wait "$claimer"

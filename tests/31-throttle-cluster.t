@@ -116,7 +116,6 @@ bg sh -c 'exec 3>&-; WA_STATE_DIR=$0/host-a wa-throttle --cluster \
 pa=$!
 gen 1 >&3
 wait_for 10 count "$T/out" 1
-data=$PGDATA
 pg_stop
 sleep 0.3
 gen 3 >&3
@@ -124,10 +123,7 @@ sleep 1.2
 is "$(wc -l <"$T/out")" 1 'Postgres down: no line passes'
 like "$(cat "$T/err")" 'postgres unreachable .*: passing no lines until it is back' \
     'says why'
-(exec 3>&-; as_pg "$t_pgbin/pg_ctl" -D "$data" -l "$T/pg/log" -w -o \
-    "-k $T/pg -c listen_addresses= -c fsync=off -c synchronous_commit=off" \
-    start >/dev/null)
-PGDATA=$data
+(exec 3>&-; pg_resume)
 wait_for 20 count "$T/out" 4
 is "$(wc -l <"$T/out")" 4 'Postgres back: the lines pass'
 like "$(cat "$T/err")" 'postgres is back after' 'says so'

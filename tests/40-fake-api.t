@@ -123,6 +123,9 @@ post "$(body +15550000002)" >/dev/null
 wamid2=$(jq -r '.messages[0].id' "$T/out")
 ok 'wamids differ within a run' test "$wamid1" != "$wamid2"
 
+is "$(post "$(body +15550000003)
+")" 200 'a body and a newline'
+is "$(post "$(body +15550000004) x")" 400 'a body and more'
 is "$(post 'not json')" 400 'a body that is not JSON: HTTP 400'
 is "$(code)" 100 '... code 100'
 is "$(post "$(body +15550000001 | jq -c 'del(.messaging_product)')")" 400 \
@@ -141,12 +144,15 @@ is "$(code)" 131051 'type text: 131051'
 post "$(body +15550000001 | jq -c '.biz_opaque_callback_data = ("x" * 513)')" \
     >/dev/null
 is "$(code)" 131009 'a callback over 512 characters: 131009'
+post "$(body +15550000001 | jq -c --arg t "$(head -c 70000 /dev/zero |
+    tr '\0' a)" '.template.components[0].parameters[0].text = $t')" >/dev/null
+is "$(code)" 100 'a body over 64 KiB: 100'
 is "$(curl -s -o "$T/out" -w '%{http_code}' -H @"$T/auth" \
     --data-binary "$(body +15550000001)" "$WA_API_BASE/$PNID/media")" 400 \
     'another path: HTTP 400'
 is "$(code)" 100 '... code 100'
 fake_stop
-like "$(cat "$FAKE_ERR")" '[0-9]+ requests: 2 sent' 'a summary on stderr'
+like "$(cat "$FAKE_ERR")" '[0-9]+ requests: 3 sent' 'a summary on stderr'
 
 fake_start
 auth

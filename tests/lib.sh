@@ -26,6 +26,7 @@ t_failed=0
 t_pids=""
 
 t_cleanup() {
+	pkill -P "$t_watchdog" 2>/dev/null	# its sleep: it then ends quietly
 	for p in $t_pids; do
 		kill "$p" 2>/dev/null
 	done
@@ -37,6 +38,15 @@ t_cleanup() {
 }
 trap t_cleanup EXIT
 trap 'exit 1' INT TERM
+
+# A hung test must not hang the suite: after T_TIMEOUT seconds (900) it is
+# stopped and reported. A guard against deadlock, not a speed check.
+(
+	sleep "${T_TIMEOUT:-900}" &&
+	    echo "Bail out! $0 still running after ${T_TIMEOUT:-900} s" >&7 &&
+	    kill -TERM $$
+) 2>/dev/null &
+t_watchdog=$!
 
 # ok DESCRIPTION COMMAND...: passes when COMMAND succeeds.
 ok() {
@@ -143,6 +153,11 @@ pg_start() {
 
 pg_stop() {
 	pgtmp_stop
+}
+
+# pg_resume: starts again the cluster pg_stop stopped.
+pg_resume() {
+	pgtmp_resume 2>"$T/pg.err" || bail "no Postgres: $(cat "$T/pg.err")"
 }
 
 # sql STATEMENT: runs STATEMENT, prints the rows unaligned.

@@ -1,0 +1,336 @@
+/*
+ * wa-status-ingest: applies Meta's status webhooks to campaign_recipients.
+ *
+ * Reads webhook bodies, one per line: from stdin (replays; no checkpoint)
+ * or, with --follow DIR, from wa-webhook's spool, resuming from the
+ * checkpoint that each batch commits together with its statuses, so a
+ * crash neither loses a body nor applies one twice. Each batch is reduced
+ * to the highest-ranked status per message and applied with one
+ * statement, sorted and rank-monotone (lib/status.c, lib/statusdb.c);
+ * statuses whose row is not there yet wait in unmatched_statuses and are
+ * applied when it appears. Writes nothing on stdout. Exits 0 at the end
+ * of input, after SIGTERM or SIGINT (the batch in hand is applied first)
+ * or, with --once, when the spool is caught up; 65 if a line was not a
+ * JSON object, 66 when the spool is missing, 69 when Postgres fails, 74
+ * when the spool cannot be read, 75 when another process follows the
+ * same spool, 64 on a usage error.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wa_pg.h"
+#include "wa_spool.h"
+#include "wa_status.h"
+
+#define RETRY_MS 1000		/* retry kept statuses at most this often */
+#define ALL 3153600000LL	/* a retry window of 100 years */
+
+static struct {
+	const char	*conninfo;
+	const char	*follow;
+	long long	 batch;
+	long long	 flush_ms;
+	long long	 window;
+	long long	 sweep;
+	long long	 ttl;
+	int		 once;
+} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, 0 };
+
+static struct wa_input in;
+static struct wa_spool_reader rd;
+static struct wa_status_sink sink;
+static int64_t retried_at, sweep_at;
+static struct wa_metric *m_seen[WA_ST_N], *m_odd[WA_ODD_N], *m_bodies;
+static struct wa_metric *m_applied[4], *m_kept, *m_matched, *m_expired;
+static struct wa_metric *m_rejected, *m_size;
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f, "usage: wa-status-ingest [--once] [--prune] [-d conninfo] "
+	    "[-n batch] [--flush-ms ms]\n"
+	    "                        [--metrics file] [--reject file] "
+	    "[--retry-window s]\n"
+	    "                        [--sweep-interval s] "
+	    "[--unmatched-ttl s] [--follow dir]\n");
+	exit(status);
+}
+
+static void
+metrics(void)
+{
+	static const double sizes[] = { 1, 10, 100, 500, 1000, 2000, 5000,
+	    10000 };
+	static const double secs[] = { .001, .005, .01, .025, .05, .1, .25,
+	    .5, 1, 5 };
+	static const double lags[] = { 1, 5, 15, 60, 300, 900, 3600, 21600,
+	    86400 };
+	char l[64];
+	int i;
+
+	for (i = 0; i < WA_ST_N; i++) {
+		snprintf(l, sizeof l, "status=\"%s\"", wa_st_names[i]);
+		m_seen[i] = wa_counter("wa_status_ingest_statuses_total", l,
+		    "Statuses read, by status value.");
+		if (i < 4)
+			m_applied[i] = wa_counter(
+			    "wa_status_ingest_applied_total", l,
+			    "Statuses that moved a row up, by status.");
+	}
+	for (i = 0; i < WA_ODD_N; i++) {
+		snprintf(l, sizeof l, "kind=\"%s\"", wa_odd_names[i]);
+		m_odd[i] = wa_counter("wa_status_ingest_skipped_total", l,
+		    "Things in bodies that are not statuses, by kind.");
+	}
+	m_bodies = wa_counter("wa_status_ingest_bodies_total", NULL,
+	    "Webhook bodies read.");
+	m_rejected = wa_counter("wa_status_ingest_rejected_total", NULL,
+	    "Lines that were not a JSON object.");
+	m_kept = wa_counter("wa_status_ingest_unmatched_kept_total", NULL,
+	    "Statuses that matched no row, kept in unmatched_statuses.");
+	m_matched = wa_counter("wa_status_ingest_unmatched_matched_total",
+	    NULL, "Kept statuses whose row appeared later.");
+	m_expired = wa_counter("wa_status_ingest_unmatched_expired_total",
+	    NULL, "Kept statuses dropped after --unmatched-ttl.");
+	m_size = wa_histogram("wa_status_ingest_batch_statuses", NULL,
+	    "Statuses in one batch, before reduction.", sizes, 8);
+	sink.secs = wa_histogram("wa_status_ingest_batch_seconds", NULL,
+	    "From sending a batch to its commit.", secs, 10);
+	sink.lag = wa_histogram("wa_status_ingest_lag_seconds", NULL,
+	    "From a status's timestamp to its application.", lags, 9);
+}
+
+/* Brings the counters up to date and writes them now and then. */
+static void
+report(void)
+{
+	int i;
+
+	for (i = 0; i < WA_ST_N; i++)
+		wa_metric_set(m_seen[i], sink.b[0].seen[i] + sink.b[1].seen[i]);
+	for (i = 0; i < WA_ODD_N; i++)
+		wa_metric_set(m_odd[i], sink.b[0].odd[i] + sink.b[1].odd[i]);
+	for (i = 0; i < 4; i++)
+		wa_metric_set(m_applied[i], sink.total.applied[i]);
+	wa_metric_set(m_kept, sink.total.kept);
+	wa_metric_set(m_matched, sink.total.matched);
+	wa_metric_set(m_rejected, in.rejected);
+	wa_metrics_tick();
+}
+
+static void
+flush(void)
+{
+	wa_metric_observe(m_size, sink.b[sink.cur].n);
+	wa_status_flush(&sink, rd.seg, rd.off);
+	report();
+}
+
+/* Kept statuses: the young ones now and then, all at each sweep. */
+static void
+retry(void)
+{
+	long long n;
+
+	if (wa_now_ms() < sweep_at) {
+		wa_status_retry(&sink, opt.window);
+		retried_at = wa_now_ms();
+		return;
+	}
+	wa_status_retry(&sink, ALL);
+	retried_at = wa_now_ms();
+	sweep_at = retried_at + opt.sweep * 1000;
+	if (opt.ttl > 0 && (n = wa_status_expire(&sink, opt.ttl)) > 0) {
+		wa_warn("expired %lld unmatched statuses older than %llds", n,
+		    opt.ttl);
+		wa_metric_add(m_expired, n);
+	}
+}
+
+/* When the loop must next retry without input (ms). */
+static int64_t
+due(void)
+{
+	if (sink.kept_at > 0 && wa_now_ms() - sink.kept_at <=
+	    opt.window * 1000 && retried_at + RETRY_MS < sweep_at)
+		return retried_at + RETRY_MS;
+	return sweep_at;
+}
+
+/* The next body: WA_LINE, WA_TOOLONG, WA_AGAIN, WA_EOF or WA_ERROR. */
+static int
+next(char **line, size_t *len, unsigned long *lineno, int timeout)
+{
+	int r;
+
+	if (opt.follow == NULL) {
+		r = wa_lines_next(&in.lines, line, len, timeout);
+		*lineno = in.lines.lineno;
+		return r;
+	}
+	r = wa_spool_next(&rd, line, len);
+	if (r == WA_AGAIN && timeout != 0) {
+		wa_sleep_ms(timeout < 0 || timeout > 50 ? 50 : timeout);
+		r = wa_spool_next(&rd, line, len);
+	}
+	in.lines.name = rd.path;
+	*lineno = rd.lineno;
+	return r;
+}
+
+/* Reads and applies bodies until the input ends; returns an exit code. */
+static int
+loop(void)
+{
+	struct wa_record rec = { 0 };
+	const char *why;
+	int64_t first = 0, wait;
+	int r, pend = 0;
+
+	for (;;) {
+		if (pend == 0 && !wa_stopping && wa_now_ms() >= due())
+			retry();
+		if (wa_stopping)
+			break;
+		wait = (pend ? first + opt.flush_ms : due()) - wa_now_ms();
+		if (!pend && sink.busy)
+			wait = 0;	/* first collect the batch in flight */
+		r = next(&rec.line, &rec.len, &rec.lineno, wait < 0 ? 0 :
+		    wait > INT_MAX ? INT_MAX : (int)wait);
+		if (r == WA_LINE || r == WA_TOOLONG) {
+			if (pend++ == 0)
+				first = wa_now_ms();
+			wa_metric_add(m_bodies, 1);
+			if (r == WA_TOOLONG)
+				rec.line = NULL;
+			why = r == WA_TOOLONG ? "a line over 4 MiB" :
+			    wa_status_take(&sink.b[sink.cur], in.tok, rec.line,
+			    rec.len, in.lines.name, rec.lineno);
+			if (why != NULL)
+				wa_input_reject(&in, &rec, "%s", why);
+			if ((long long)sink.b[sink.cur].n >= opt.batch) {
+				flush();
+				pend = 0;
+			}
+		} else if (r == WA_ERROR) {
+			wa_warn("read %s:", in.lines.name);
+			return EX_IOERR;
+		} else if (r == WA_EOF)
+			break;
+		else if (pend && wa_now_ms() - first >= opt.flush_ms) {
+			flush();
+			pend = 0;
+		} else if (!pend) {
+			wa_status_collect(&sink);
+			report();
+			if (opt.once)
+				break;
+		}
+	}
+	if (pend)
+		flush();
+	wa_status_collect(&sink);
+	if (sink.kept_at > 0)
+		wa_status_retry(&sink, opt.window);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "flush-ms", required_argument, NULL, 'f' },
+		{ "follow", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "once", no_argument, NULL, '1' },
+		{ "prune", no_argument, NULL, 'p' },
+		{ "reject", required_argument, NULL, 'R' },
+		{ "retry-window", required_argument, NULL, 'w' },
+		{ "sweep-interval", required_argument, NULL, 'S' },
+		{ "unmatched-ttl", required_argument, NULL, 't' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *reject = NULL;
+	long long seg, off;
+	int c, status;
+
+	wa_prog = "wa-status-ingest";
+	while ((c = getopt_long(argc, argv, "d:hn:", longs, NULL)) != -1)
+		switch (c) {
+		case 'd':
+			opt.conninfo = optarg;
+			break;
+		case 'f':
+			opt.flush_ms = wa_num(optarg, 0, 3600000, "flush-ms");
+			break;
+		case 'F':
+			opt.follow = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'M':
+			wa_metrics_open(optarg);
+			break;
+		case 'n':
+			opt.batch = wa_num(optarg, 1, 100000, "batch");
+			break;
+		case '1':
+			opt.once = 1;
+			break;
+		case 'p':
+			sink.prune = 1;
+			break;
+		case 'R':
+			reject = optarg;
+			break;
+		case 'S':
+			opt.sweep = wa_num(optarg, 1, 86400 * 365,
+			    "sweep-interval");
+			break;
+		case 't':
+			opt.ttl = wa_num(optarg, 0, 86400 * 3650,
+			    "unmatched-ttl");
+			break;
+		case 'w':
+			opt.window = wa_num(optarg, 0, 86400 * 3650,
+			    "retry-window");
+			break;
+		case 'V':
+			wa_version();
+		default:
+			usage(stderr, EX_USAGE);
+		}
+	if (optind != argc || ((opt.once || sink.prune) && !opt.follow))
+		usage(stderr, EX_USAGE);
+
+	wa_signals();
+	metrics();
+	wa_input_init(&in, STDIN_FILENO, "<stdin>", 0);
+	if (reject != NULL)
+		wa_input_reject_file(&in, reject);
+	sink.conn = wa_pg_connect(opt.conninfo);
+	rd.seg = -1;
+	rd.fd = -1;
+	if (opt.follow != NULL) {
+		if ((sink.spool = realpath(opt.follow, NULL)) == NULL)
+			wa_die(EX_NOINPUT, "open %s:", opt.follow);
+		wa_status_checkpoint(sink.conn, sink.spool, &seg, &off);
+		wa_spool_reader_open(&rd, sink.spool, seg, off);
+	}
+	status = loop();
+	report();
+	wa_metrics_write();
+	PQfinish(sink.conn);
+	wa_status_free(&sink.b[0]);
+	wa_status_free(&sink.b[1]);
+	wa_input_free(&in);
+	wa_spool_reader_close(&rd);
+	free((char *)sink.spool);
+	return status ? status : in.rejected ? EX_DATAERR : 0;
+}

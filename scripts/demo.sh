@@ -1,0 +1,148 @@
+#!/bin/sh
+# demo.sh: a whole campaign, from import to report.
+#
+# The embedded default (no API token in the environment): a throwaway
+# Postgres, wa-fake-api standing in for Meta (80/s limit, ~250 ms latency,
+# some failures, signed status webhooks), wa-webhook and wa-status-ingest
+# for the statuses; a campaign of DEMO_RECIPIENTS (3000) made-up numbers
+# sent through wa-claim | wa-throttle | wa-send | wa-record; wa-reconcile
+# for the stragglers; the report; everything removed at the end.
+#
+# A real campaign: set WA_TOKEN or WA_TOKEN_FILE, Postgres (DATABASE_URL
+# or PG*, schema loaded), WA_PHONE_NUMBER_ID, WA_TEMPLATE (and
+# WA_TEMPLATE_LANG, default en_US), and name the recipients' CSV:
+#   scripts/demo.sh recipients.csv
+# Status webhooks then reach your own wa-webhook (see README).
+set -u
+BIN=${WA_BIN:-$(cd "$(dirname "$0")/.." && pwd)/bin}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+PATH=$BIN:$PATH
+RATE=${DEMO_RATE:-70}
+D=$(mktemp -d /tmp/wapipe-demo.XXXXXX)
+chmod 755 "$D"
+pids=""
+
+say() {
+	printf 'demo: %s\n' "$*" >&2
+}
+
+die() {
+	say "$*"
+	exit 1
+}
+
+cleanup() {
+	for p in $pids; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	pgtmp_stop 2>/dev/null
+	rm -rf "$D"
+}
+
+# started NAME PORTFILE: waits for a server to write its port; prints it.
+started() {
+	i=0
+	while [ ! -s "$2" ]; do
+		i=$((i + 1))
+		[ "$i" -gt 200 ] && die "$1 did not start: $(cat "$D/$1.err")"
+		sleep 0.05
+	done
+	cat "$2"
+}
+
+# embedded: everything Meta and the operator would provide, on loopback.
+embedded() {
+	# shellcheck source=scripts/pgtmp.sh
+	. "$TOP/scripts/pgtmp.sh"
+	say "starting a throwaway Postgres in $D"
+	pgtmp_start "$D/pg" || die "no Postgres"
+	psql -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null ||
+	    die "schema did not load"
+	WA_TOKEN=demo-token-$$
+	WA_APP_SECRET=demo-secret-$$
+	WA_STATE_DIR=$D/state
+	WA_PHONE_NUMBER_ID=106540352242922
+	WA_TEMPLATE=vaccination_reminder
+	export WA_TOKEN WA_APP_SECRET WA_STATE_DIR
+
+	wa-webhook --listen 127.0.0.1:0 --port-file "$D/hook.port" \
+	    --spool "$D/spool" 2>"$D/wa-webhook.err" &
+	pids="$pids $!"
+	hook=$(started wa-webhook "$D/hook.port")
+	wa-status-ingest --follow "$D/spool" 2>"$D/wa-status-ingest.err" &
+	pids="$pids $!"
+
+	# Some numbers fail for good, some once, some lose their answer
+	# (the message went out: a webhook settles them), 1% transient.
+	wa-fake-api --listen 127.0.0.1:0 --port-file "$D/api.port" \
+	    --log "$D/api.log" --rate 80 --latency-ms 250 --jitter-ms 150 \
+	    --templates "$WA_TEMPLATE" --script 13=131026 \
+	    --script 27=once:131000 --script 41=lost --script 0777=131050 \
+	    --error-rate 131000:0.01 --webhook-url "http://127.0.0.1:$hook/" \
+	    --webhook-delay-ms 500 --read-rate 0.6 --fail-rate 0.02 \
+	    --dup-rate 0.05 --reorder-rate 0.05 2>"$D/wa-fake-api.err" &
+	pids="$pids $!"
+	WA_API_BASE=http://127.0.0.1:$(started wa-fake-api "$D/api.port")/v21.0
+	export WA_API_BASE
+
+	n=${DEMO_RECIPIENTS:-3000}
+	say "writing $n recipients (and 3 bad rows) to $D/recipients.csv"
+	awk -v n="$n" 'BEGIN {
+		print "phone,name,date"
+		for (i = 1; i <= n; i++)
+			printf "+1 555 %07d,Person %d,12 Dec\n", i, i
+		print "12345,Too Short,12 Dec"
+		print "+1 555 0000001,Duplicate,12 Dec"
+		print "not a number,Nobody,12 Dec"
+	}' >"$D/recipients.csv"
+	CSV=$D/recipients.csv
+	UNKNOWN_AFTER=5
+}
+
+# campaign: the same steps for a rehearsal and for real.
+campaign() {
+	id=$(wa-campaign create --name "demo $(date +%F)" \
+	    --phone-number-id "$WA_PHONE_NUMBER_ID" --template "$WA_TEMPLATE" \
+	    --lang "${WA_TEMPLATE_LANG:-en_US}" --on-unknown resend) ||
+	    die "create failed"
+	say "campaign $id: importing $CSV"
+	wa-campaign import "$id" "$CSV"
+	wa-campaign start "$id" || die "start failed"
+	say "campaign $id: sending at $RATE/s"
+	for round in 1 2 3 4 5 6 7 8 9 10; do
+		{
+			wa-claim -c "$id"
+			echo $? >"$D/claim.rc"
+		} | wa-throttle -r "$RATE" | wa-send | wa-record >/dev/null
+		rc=$(cat "$D/claim.rc")
+		if [ "$rc" = 75 ]; then
+			say "campaign $id was paused:"
+			break
+		fi
+		[ "$rc" = 0 ] || die "wa-claim exited $rc"
+		wa-reconcile -c "$id" --stale-after 60 \
+		    --unknown-after "$UNKNOWN_AFTER" | sed 's/^/demo: /' >&2
+		state=$(wa-campaign status "$id" --json | jq -r .state)
+		[ "$state" = completed ] && break
+		say "round $round done; waiting for unknown rows to settle"
+		sleep "$UNKNOWN_AFTER"
+	done
+	# The last statuses are still on their way: give them a moment.
+	sleep 3
+	wa-campaign status "$id"
+}
+
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+if [ -n "${WA_TOKEN:-}${WA_TOKEN_FILE:-}" ]; then
+	[ $# -eq 1 ] || die "usage: demo.sh recipients.csv (with WA_TOKEN set)"
+	: "${WA_PHONE_NUMBER_ID:?}" "${WA_TEMPLATE:?}"
+	CSV=$1
+	UNKNOWN_AFTER=600
+else
+	embedded
+fi
+start=$(date +%s)
+campaign
+say "done in $(($(date +%s) - start)) s"
