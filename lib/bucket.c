@@ -220,6 +220,26 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 	return b;
 }
 
+/*
+ * The bucket of number if some process has made one, else NULL, quietly:
+ * for a sender that only honours and records pauses (wa-send), which must
+ * not make the bucket at the default rate before wa-throttle makes it at
+ * its own.
+ */
+struct wa_bucket *
+wa_bucket_find(const char *number)
+{
+	struct wa_buf path = { 0 };
+	int there;
+
+	if (!wa_bucket_valid_number(number))
+		return NULL;
+	wa_buf_printf(&path, "%s/bucket-%s", wa_bucket_dir(), number);
+	there = access(path.s, F_OK) == 0;
+	wa_buf_free(&path);
+	return there ? wa_bucket_open(number, 0, 0) : NULL;
+}
+
 /* Takes a token: returns 0, or the ns to wait before asking again. */
 int64_t
 wa_bucket_take(struct wa_bucket *b)

@@ -7,7 +7,8 @@
  * in the pipe, and backpressure reaches the writer upstream. On a pipe it
  * peeks with tee(2) into a scratch pipe and then reads exactly one line;
  * on a regular file it seeks back over what it read too far; anything
- * else is read in blocks.
+ * else is read in blocks. A filter with room for n lines may set exact to
+ * n: up to n lines then go in one read, and none past them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +101,25 @@ consume(struct wa_lines *l, size_t n)
 	return 0;
 }
 
+/*
+ * In exact mode, the end of the last line that may be consumed now among
+ * the n bytes at p: the first '\n', or the exact-th when the caller
+ * takes more than one line at a time. NULL when there is none.
+ */
+static char *
+upto(const struct wa_lines *l, char *p, size_t n)
+{
+	char *nl = NULL, *q = p;
+	int k;
+
+	for (k = 0; k < (l->exact > 1 ? l->exact : 1); k++) {
+		if ((q = memchr(q, '\n', n - (q - p))) == NULL)
+			break;
+		nl = q++;
+	}
+	return nl;
+}
+
 /* Moves more input into the buffer: one read, peek or seek. */
 static int
 fill(struct wa_lines *l)
@@ -118,7 +138,7 @@ fill(struct wa_lines *l)
 		l->peeked = n;
 	}
 	if (l->peek[0] >= 0) {
-		nl = memchr(p, '\n', l->peeked);
+		nl = upto(l, p, l->peeked);
 		return consume(l, nl ? (size_t)(nl - p) + 1 : l->peeked);
 	}
 	/* Small reads when seeking back, so a line costs little. */
@@ -129,8 +149,7 @@ fill(struct wa_lines *l)
 		l->eof = 1;
 		return 0;
 	}
-	if (l->exact && (nl = memchr(p, '\n', n)) != NULL &&
-	    nl - p + 1 < n) {
+	if (l->exact && (nl = upto(l, p, n)) != NULL && nl - p + 1 < n) {
 		off_t back = n - (nl - p + 1);
 
 		if (lseek(l->fd, -back, SEEK_CUR) >= 0)

@@ -59,7 +59,8 @@ struct wa_lines {
 	int		 fd;
 	const char	*name;		/* "<stdin>" or a path, for messages */
 	unsigned long	 lineno;	/* number of the line last returned */
-	int		 exact;		/* consume no input past that line */
+	int		 exact;		/* consume no input past that line
+					   (past n lines, when set to n) */
 	int		 peek[2];	/* scratch pipe for tee(2), or -1 */
 	int		 eof;
 	int		 skipping;	/* inside a line that is too long */

@@ -28,6 +28,7 @@ const char *wa_bucket_dir(void);
 int wa_bucket_valid_number(const char *);
 int64_t wa_bucket_default_burst(double);
 struct wa_bucket *wa_bucket_open(const char *, double, int64_t);
+struct wa_bucket *wa_bucket_find(const char *);
 int64_t wa_bucket_take(struct wa_bucket *);
 int64_t wa_bucket_paused_until(struct wa_bucket *);
 void wa_bucket_waited(struct wa_bucket *, int64_t);

@@ -1,0 +1,19 @@
+/*
+ * wa_multi.h: a libcurl multi handle driven by epoll through its socket
+ * interface, so that each wake-up costs in proportion to the sockets that
+ * are ready, not to the calls in flight.
+ */
+#ifndef WA_MULTI_H
+#define WA_MULTI_H
+
+#include <curl/curl.h>
+
+struct wa_multi;
+
+struct wa_multi *wa_multi_new(long);
+CURLM *wa_multi_handle(struct wa_multi *);
+void wa_multi_kick(struct wa_multi *);
+int wa_multi_wait(struct wa_multi *, int, int);
+void wa_multi_free(struct wa_multi *);
+
+#endif
