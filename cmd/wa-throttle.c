@@ -14,6 +14,7 @@
  * 78 when the state directory cannot be used, 64 on a usage error.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -77,6 +78,7 @@ number(const char *id)
 {
 	static struct number *last;
 	struct wa_bucket_stats st;
+	int differs;
 	struct wa_buf label = { 0 };
 	struct number *nb;
 	int i;
@@ -97,8 +99,10 @@ number(const char *id)
 	nb->l = wa_lease_open(cluster, nb->b, id, opt.rate, opt.burst,
 	    opt.lease_ms * 1000000);
 	wa_bucket_stats(nb->b, &st);
-	if (cluster == NULL && ((opt.rate_given && (st.rate < opt.rate * 0.999 ||
-	    st.rate > opt.rate * 1.001)) || (opt.burst && st.burst != opt.burst)))
+	differs = opt.burst && st.burst != opt.burst;
+	if (opt.rate_given && fabs(st.rate - opt.rate) > opt.rate / 1000)
+		differs = 1;
+	if (cluster == NULL && differs)
 		wa_warn("%s: its bucket is shared and runs at %g/s, burst "
 		    "%lld: -r and -b only make a new bucket (use --set-rate)",
 		    id, st.rate, (long long)st.burst);
@@ -236,6 +240,7 @@ main(int argc, char **argv)
 	const char *reject = NULL;
 	char *line;
 	size_t len;
+	double rate;
 	int c, r, status = 0;
 
 	wa_prog = "wa-throttle";
@@ -272,8 +277,9 @@ main(int argc, char **argv)
 			break;
 		case 'r':
 		case 'S':
-			*(c == 'r' ? &opt.rate : &opt.set_rate) = wa_fnum(optarg,
-			    WA_BUCKET_RATE_MIN, WA_BUCKET_RATE_MAX, "rate");
+			rate = wa_fnum(optarg, WA_BUCKET_RATE_MIN,
+			    WA_BUCKET_RATE_MAX, "rate");
+			*(c == 'r' ? &opt.rate : &opt.set_rate) = rate;
 			opt.rate_given |= c == 'r';
 			break;
 		case 'V':
