@@ -13,40 +13,43 @@
 
 /*
  * The secret for name (e.g. "WA_TOKEN"), malloc'ed, or NULL when neither
- * name nor name_FILE is set. Exits 78 when the file cannot be read or the
- * secret is empty.
+ * name nor name_FILE is set; name_FILE wins when both are. name is then
+ * wiped from the environment, where /proc/PID/environ would show it.
+ * Exits 78 when the file cannot be read or the secret is empty.
  */
 char *
 wa_secret(const char *name)
 {
 	struct wa_buf var = { 0 };
-	const char *v = getenv(name), *path;
-	char *line = NULL;
+	char *v = getenv(name), *line = NULL;
+	const char *path;
 	size_t cap = 0;
 	ssize_t n;
 	FILE *f;
 
-	if (v != NULL && *v != '\0')
-		return wa_strdup(v);
 	wa_buf_printf(&var, "%s_FILE", name);
 	path = getenv(var.s);
-	if (path == NULL || *path == '\0') {
-		if (v != NULL)
-			wa_die(EX_CONFIG, "%s is empty", name);
-		wa_buf_free(&var);
-		return NULL;
+	if (path != NULL && *path != '\0') {
+		if ((f = fopen(path, "r")) == NULL)
+			wa_die(EX_CONFIG, "%s: %s:", var.s, path);
+		errno = 0;
+		n = getline(&line, &cap, f);
+		if (n < 0 && errno != 0)
+			wa_die(EX_CONFIG, "%s: %s:", var.s, path);
+		fclose(f);
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n <= 0)
+			wa_die(EX_CONFIG, "%s: %s is empty", var.s, path);
+	} else if (v != NULL && *v != '\0') {
+		line = wa_strdup(v);
+	} else if (v != NULL) {
+		wa_die(EX_CONFIG, "%s is empty", name);
 	}
-	if ((f = fopen(path, "r")) == NULL)
-		wa_die(EX_CONFIG, "%s: %s:", var.s, path);
-	errno = 0;
-	n = getline(&line, &cap, f);
-	if (n < 0 && errno != 0)
-		wa_die(EX_CONFIG, "%s: %s:", var.s, path);
-	fclose(f);
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
-	if (n <= 0)
-		wa_die(EX_CONFIG, "%s: %s is empty", var.s, path);
+	if (v != NULL) {
+		explicit_bzero(v, strlen(v));
+		unsetenv(name);
+	}
 	wa_buf_free(&var);
 	return line;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wa_secret.h"
 #include "wa_send.h"
 
 /* Scalars as text: strings as they are, numbers in JSON. */
@@ -416,52 +417,28 @@ wa_answer_out(const struct wa_send *s, const struct wa_answer *a)
 }
 
 /*
- * The request headers, with the token of WA_TOKEN_FILE (its last line
- * break dropped) or else WA_TOKEN; exits 78 without one. The token is
- * never printed, and WA_TOKEN is wiped from the environment, where
- * /proc/PID/environ would show it.
+ * The request headers, with the token of WA_TOKEN_FILE or WA_TOKEN
+ * (lib/secret.c); exits 78 without one. The token is never printed.
  */
 struct curl_slist *
 wa_send_headers(void)
 {
-	const char *file = getenv("WA_TOKEN_FILE");
-	char *env = getenv("WA_TOKEN"), buf[8192], *tok = NULL;
+	char *tok = wa_secret("WA_TOKEN");
 	struct curl_slist *h = NULL, *t;
 	struct wa_buf auth = { 0 };
-	size_t n = 0, i;
-	FILE *f;
+	size_t n, i;
 
-	if (file != NULL && *file) {
-		if ((f = fopen(file, "r")) == NULL)
-			wa_die(EX_CONFIG, "WA_TOKEN_FILE %s:", file);
-		n = fread(buf, 1, sizeof buf - 1, f);
-		if (ferror(f) || !feof(f))
-			wa_die(EX_CONFIG, "WA_TOKEN_FILE %s: unreadable or "
-			    "over %zu bytes", file, sizeof buf - 1);
-		fclose(f);
-		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-			n--;
-		buf[n] = '\0';
-		tok = buf;
-	} else if (env != NULL && *env) {
-		n = strlen(env);
-		tok = wa_strdup(env);
-	}
-	if (env != NULL) {
-		explicit_bzero(env, strlen(env));
-		unsetenv("WA_TOKEN");
-	}
-	if (tok == NULL || n == 0)
+	if (tok == NULL)
 		wa_die(EX_CONFIG, "no API token: set WA_TOKEN_FILE or "
 		    "WA_TOKEN");
+	n = strlen(tok);
 	for (i = 0; i < n; i++)
 		if ((unsigned char)tok[i] <= ' ' || tok[i] == 0x7f)
 			wa_die(EX_CONFIG, "the API token holds a space or "
 			    "control character");
 	wa_buf_printf(&auth, "Authorization: Bearer %s", tok);
 	explicit_bzero(tok, n);
-	if (tok != buf)
-		free(tok);
+	free(tok);
 	h = curl_slist_append(h, auth.s);
 	explicit_bzero(auth.s, auth.len);
 	wa_buf_free(&auth);
