@@ -283,6 +283,9 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 		a->subcode = -1;
 	if ((t = wa_json_str(o, "error.message")) == NULL)
 		t = wa_json_str(o, "error.error_user_title");
+	/* "(#131026) Message undeliverable": the title webhooks carry. */
+	if (t != NULL && strncmp(t, "(#", 2) == 0 && strstr(t, ") ") != NULL)
+		t = strstr(t, ") ") + 2;
 	if (t != NULL)
 		copy(a->title, sizeof a->title, t);
 	else
