@@ -326,8 +326,8 @@ main(int argc, char **argv)
 	if (progress)
 		fputc('\n', stderr);
 	if (stale > 0)
-		wa_warn("%llu results were not applied: their rows had "
-		    "moved on", stale);
+		wa_warn("%llu results not applied: their rows had moved on "
+		    "(a webhook or wa-reconcile got there first)", stale);
 	wa_metrics_write();
 	PQfinish(conn);
 	free(rows);

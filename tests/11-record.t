@@ -56,7 +56,7 @@ is "$(row 5)" "read 1 wamid.E2 -" \
     "a row a webhook settled first still gets its wamid"
 result 6 0 sent '"wamid":"wamid.F"' | wa-record >/dev/null 2>"$T/err"
 is "$(row 6)" "sending 1 - -" "a result for an older attempt is fenced off"
-like "$(cat "$T/err")" "1 results were not applied" "and counted on stderr"
+like "$(cat "$T/err")" "1 results not applied: their rows had moved on" "and counted on stderr"
 result 4 1 failed '"error":{"code":131026}' | wa-record >/dev/null 2>&1
 is "$(row 4)" "pending 1 - 131000" "a row no longer sending is not written"
 

@@ -63,7 +63,7 @@ sql "select wamid from campaign_recipients where campaign_id = $c
 ok "the wamids recorded are those Meta gave" cmp -s "$T/fake" "$T/db"
 is "$(wc -l <"$T/recorded" | tr -d ' ')" "$(wc -l <"$FAKE_LOG" | tr -d ' ')" \
     "one result recorded per request Meta saw"
-grep -v 'results were not applied' "$T/record.err" >"$T/record.other"
+grep -v 'results not applied' "$T/record.err" >"$T/record.other"
 is "$(cat "$T/record.other")" "" "wa-record had nothing to complain of"
 
 wa-reconcile --unknown-after 0 >"$T/out"
