@@ -11,7 +11,7 @@ pg_start
 # pipeline CAMPAIGN: the four stages; wa-claim's status in $T/claim.rc.
 pipeline() {
 	{
-		wa-claim -c "$1"
+		wa-claim -c "$1" 2>>"$T/claim.err"
 		echo $? >"$T/claim.rc"
 	} | wa-throttle -r 500 | wa-send --timeout-ms 1500 2>>"$T/send.err" |
 	    wa-record --backoff-base 100 --backoff-cap 400 >"$T/recorded" \
