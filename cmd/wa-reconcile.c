@@ -77,16 +77,6 @@ usage(FILE *f, int status)
 	exit(status);
 }
 
-static PGresult *
-run(PGconn *conn, const char *sql, int n, const char *const *p)
-{
-	PGresult *res = wa_pg_exec(conn, sql, n, p);
-
-	if (res == NULL)
-		exit(EX_UNAVAILABLE);
-	return res;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -143,7 +133,7 @@ main(int argc, char **argv)
 	p[2] = dry ? "true" : "false";
 
 	p[1] = stale;
-	res = run(conn, stale_sql, 3, p);
+	res = wa_pg_must(conn, stale_sql, 3, p);
 	for (i = 0; i < PQntuples(res); i++)
 		printf("campaign %s: %s %s rows from sending (claimed over %s "
 		    "s ago) to unknown\n", PQgetvalue(res, i, 0), verb,
@@ -151,7 +141,7 @@ main(int argc, char **argv)
 	PQclear(res);
 
 	p[1] = unknown;
-	res = run(conn, unknown_sql, 3, p);
+	res = wa_pg_must(conn, unknown_sql, 3, p);
 	for (i = 0; i < PQntuples(res); i++)
 		printf("campaign %s: %s %s unknown rows to %s (on_unknown "
 		    "%s)\n", PQgetvalue(res, i, 0), verb,
@@ -161,7 +151,7 @@ main(int argc, char **argv)
 	PQclear(res);
 
 	p[1] = p[2];
-	res = run(conn, complete_sql, 2, p);
+	res = wa_pg_must(conn, complete_sql, 2, p);
 	for (i = 0; i < PQntuples(res); i++)
 		printf("campaign %s: %s\n", PQgetvalue(res, i, 0),
 		    dry ? "would be completed" : "completed");

@@ -24,16 +24,6 @@ static const char *reopen_sql =
     " AND EXISTS (SELECT 1 FROM campaign_recipients"
     "  WHERE campaign_id = c.id AND status = 'pending')";
 
-static PGresult *
-run(PGconn *conn, const char *sql, int n, const char *const *p)
-{
-	PGresult *res = wa_pg_exec(conn, sql, n, p);
-
-	if (res == NULL)
-		exit(EX_UNAVAILABLE);
-	return res;
-}
-
 static void
 put(PGconn *conn, struct wa_buf *b)
 {
@@ -68,7 +58,7 @@ copy(PGconn *conn, struct wa_rows *rows)
 	PGresult *res;
 	int r;
 
-	PQclear(run(conn, "CREATE TEMP TABLE wa_import (line bigint,"
+	PQclear(wa_pg_must(conn, "CREATE TEMP TABLE wa_import (line bigint,"
 	    " phone text, params text) ON COMMIT DROP", 0, NULL));
 	res = PQexec(conn, "COPY wa_import FROM STDIN");
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
@@ -117,8 +107,9 @@ wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 	PGresult *res;
 	char st[16] = "";
 
-	PQclear(run(conn, "BEGIN", 0, NULL));
-	res = run(conn, "SELECT state FROM campaigns WHERE id = $1", 1, &id);
+	PQclear(wa_pg_must(conn, "BEGIN", 0, NULL));
+	res = wa_pg_must(conn, "SELECT state FROM campaigns WHERE id = $1",
+	    1, &id);
 	if (PQntuples(res) == 1)
 		snprintf(st, sizeof st, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
@@ -128,14 +119,14 @@ wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 		wa_die(EX_DATAERR, "campaign %s is %s: no more recipients",
 		    id, st);
 	good = copy(conn, rows);
-	res = run(conn, insert_sql, 1, &id);
+	res = wa_pg_must(conn, insert_sql, 1, &id);
 	added = strtoul(PQcmdTuples(res), NULL, 10);
 	PQclear(res);
 	/* A signal that came during the statements still stops it. */
 	wa_wait(NULL, 0, 0);
 	if (wa_stopping)
 		wa_die(EX_TEMPFAIL, "interrupted: nothing imported");
-	PQclear(run(conn, "COMMIT", 0, NULL));
+	PQclear(wa_pg_must(conn, "COMMIT", 0, NULL));
 	if (wa_import_reopen(conn, id))
 		wa_warn("campaign %s completed during the import and runs "
 		    "again: start the pipeline for the new rows", id);
@@ -151,7 +142,7 @@ wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 int
 wa_import_reopen(PGconn *conn, const char *id)
 {
-	PGresult *res = run(conn, reopen_sql, 1, &id);
+	PGresult *res = wa_pg_must(conn, reopen_sql, 1, &id);
 	int done = strcmp(PQcmdTuples(res), "1") == 0;
 
 	PQclear(res);

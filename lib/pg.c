@@ -61,15 +61,10 @@ wa_pg_connect(const char *conninfo)
 	return conn;
 }
 
-/*
- * Runs sql with text parameters; returns the result when it succeeded,
- * else reports the error and returns NULL.
- */
-PGresult *
-wa_pg_exec(PGconn *conn, const char *sql, int n, const char *const *params)
+/* res if it succeeded; else reports the error, frees res, NULL. */
+static PGresult *
+checked(PGconn *conn, PGresult *res)
 {
-	PGresult *res = PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
-
 	switch (PQresultStatus(res)) {
 	case PGRES_COMMAND_OK:
 	case PGRES_TUPLES_OK:
@@ -79,6 +74,28 @@ wa_pg_exec(PGconn *conn, const char *sql, int n, const char *const *params)
 		PQclear(res);
 		return NULL;
 	}
+}
+
+/*
+ * Runs sql with text parameters; returns the result when it succeeded,
+ * else reports the error and returns NULL.
+ */
+PGresult *
+wa_pg_exec(PGconn *conn, const char *sql, int n, const char *const *params)
+{
+	return checked(conn, PQexecParams(conn, sql, n, NULL, params, NULL,
+	    NULL, 0));
+}
+
+/* wa_pg_exec, or exit 69 when the statement fails. */
+PGresult *
+wa_pg_must(PGconn *conn, const char *sql, int n, const char *const *params)
+{
+	PGresult *res = wa_pg_exec(conn, sql, n, params);
+
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	return res;
 }
 
 /*
@@ -121,15 +138,7 @@ wa_pg_exec_prepared(PGconn *conn, const char *name, const char *sql, int n,
 
 	if (res == NULL)
 		res = PQexecPrepared(conn, name, n, params, NULL, NULL, 0);
-	switch (PQresultStatus(res)) {
-	case PGRES_COMMAND_OK:
-	case PGRES_TUPLES_OK:
-		return res;
-	default:
-		wa_pg_warn(conn, res, "postgres");
-		PQclear(res);
-		return NULL;
-	}
+	return checked(conn, res);
 }
 
 /*

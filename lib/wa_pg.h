@@ -11,6 +11,7 @@
 PGconn *wa_pg_connect(const char *);
 PGconn *wa_pg_try_connect(const char *);
 PGresult *wa_pg_exec(PGconn *, const char *, int, const char *const *);
+PGresult *wa_pg_must(PGconn *, const char *, int, const char *const *);
 PGresult *wa_pg_prepare(PGconn *, const char *, const char *, int);
 PGresult *wa_pg_exec_prepared(PGconn *, const char *, const char *, int,
     const char *const *);

@@ -5,19 +5,7 @@
 # take at least (N - B - L) / R seconds, whoever sends them.
 . "$(dirname "$0")/lib.sh"
 
-NUM=106540352242922
-
-gen() {
-	awk -v n="$1" -v id="${2:-$NUM}" 'BEGIN { for (i = 1; i <= n; i++)
-	    printf "{\"id\":%d,\"phone_number_id\":\"%s\",\"to\":\"+1555%07d\"}\n",
-	    i, id, i }'
-}
-now() { date +%s.%N; }
-at_least() {
-	awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { exit !(b - a >= c) }'
-}
-took() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-count() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+. "$(dirname "$0")/throttle.sh"
 # $T/stamp: each line with the time it arrived in front.
 cat >"$T/stamp" <<'EOF'
 #!/usr/bin/perl -n
