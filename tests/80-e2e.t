@@ -123,4 +123,41 @@ is "$(jq -s '[.[] | select(.wamid != null)] | length' "$FAKE_LOG")" \
     and not (status = 'failed' and phone like '%13')")" \
     "one accepted message per row that was not refused"
 
+# Part 3: the pipeline killed at once (kill -9, mid-campaign), then run
+# again after wa-reconcile: every recipient is accounted for, and only the
+# sends in flight at the kill may go out twice.
+descendants() {
+	for d in $(ps -o pid= --ppid "$1"); do
+		echo "$d"
+		descendants "$d"
+	done
+}
+fake_start --rate 0 --latency-ms 50
+c=$(campaign 400)
+pipeline "$c" &
+run=$!
+some_sent() {
+	test "$(sql "select count(*) from campaign_recipients
+	    where campaign_id = $c and status = 'sent'")" -ge 100
+}
+wait_for 120 some_sent || bail "the pipeline sent nothing"
+# shellcheck disable=SC2046
+kill -9 $(descendants "$run") 2>/dev/null
+wait "$run" 2>/dev/null
+left=$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status in ('pending', 'sending')")
+ok "the kill left work undone ($left rows)" test "$left" -gt 0
+flight=$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'sending'")
+wa-reconcile -c "$c" --stale-after 0 --unknown-after 0 >"$T/out"
+like "$(cat "$T/out")" "to pending" "wa-reconcile resends what the dead pipeline held"
+pipeline "$c"
+is "$(cat "$T/claim.rc")" 0 "the pipeline run again finishes"
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'sent'")" 400 "every recipient is sent"
+twice=$(jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort | uniq -d |
+    wc -l)
+ok "at most the $flight sends in flight at the kill went out twice ($twice)" \
+    test "$twice" -le "$flight"
+
 done_testing
