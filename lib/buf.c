@@ -77,6 +77,40 @@ wa_buf_json_string(struct wa_buf *b, const char *s, size_t n)
 	wa_buf_add(b, "\"", 1);
 }
 
+/*
+ * The length of the valid UTF-8 sequence at s (n bytes left), or 0: no
+ * overlong forms, no surrogates, nothing past U+10FFFF (what Postgres
+ * refuses).
+ */
+size_t
+wa_utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] < 0xe0)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] < 0xf0)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] < 0xf5)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
 void
 wa_buf_free(struct wa_buf *b)
 {

@@ -16,7 +16,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -198,15 +197,6 @@ dupn(const char *s, size_t n)
 
 	memcpy(p, s, n);
 	return p;
-}
-
-static int64_t
-unix_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
 static const struct meta_error *
@@ -576,7 +566,7 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 {
 	struct wa_buf b = { 0 };
 	const struct meta_error *e;
-	int64_t off = unix_ms() - wa_now_ms();
+	int64_t off = wa_unix_ms() - wa_now_ms();
 	long long secs = (ts + off) / 1000;
 
 	wa_buf_puts(&b, "{\"id\":");
@@ -812,7 +802,7 @@ log_request(struct wa_fake *f, const struct req *q, const struct verdict *v,
 
 	if (f->logfd < 0)
 		return;
-	wa_buf_printf(&b, "{\"t\":%lld", (long long)unix_ms());
+	wa_buf_printf(&b, "{\"t\":%lld", (long long)wa_unix_ms());
 	str_or_null(&b, "phone_number_id", q->pnid[0] ? q->pnid : NULL);
 	str_or_null(&b, "to", q->to);
 	str_or_null(&b, "callback", q->callback);

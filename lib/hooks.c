@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -210,14 +209,12 @@ static void
 log_attempt(struct wa_hooks *h, struct post *p, long code, int ok)
 {
 	struct wa_buf line = { 0 };
-	struct timeval tv;
 
 	if (h->logfd < 0)
 		return;
-	gettimeofday(&tv, NULL);
 	wa_buf_printf(&line, "{\"t\":%lld,\"post\":%llu,\"attempt\":%d,"
 	    "\"statuses\":%d,\"bytes\":%zu,\"http_status\":",
-	    (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000,
+	    (long long)wa_unix_ms(),
 	    (unsigned long long)p->id, p->attempt, p->n, p->body.len);
 	if (code > 0)
 		wa_buf_printf(&line, "%ld", code);

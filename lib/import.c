@@ -65,38 +65,12 @@ blank(const char *s, size_t n)
 static int
 utf8(const char *str, size_t n)
 {
-	const unsigned char *s = (const unsigned char *)str, *e = s + n;
-	unsigned char lo, hi;
-	int more;
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i, k;
 
-	while (s < e) {
-		if (*s >= 0x01 && *s < 0x80) {
-			s++;
-			continue;
-		}
-		lo = 0x80, hi = 0xbf;
-		if (*s >= 0xc2 && *s <= 0xdf)
-			more = 1;
-		else if (*s >= 0xe0 && *s <= 0xef) {
-			more = 2;
-			if (*s == 0xe0)
-				lo = 0xa0;
-			else if (*s == 0xed)
-				hi = 0x9f;
-		} else if (*s >= 0xf0 && *s <= 0xf4) {
-			more = 3;
-			if (*s == 0xf0)
-				lo = 0x90;
-			else if (*s == 0xf4)
-				hi = 0x8f;
-		} else
+	for (i = 0; i < n; i += k)
+		if (s[i] == '\0' || (k = wa_utf8_len(s + i, n - i)) == 0)
 			return 0;
-		if (e - s <= more || s[1] < lo || s[1] > hi)
-			return 0;
-		for (s += 2; --more > 0; s++)
-			if (*s < 0x80 || *s > 0xbf)
-				return 0;
-	}
 	return 1;
 }
 

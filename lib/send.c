@@ -177,7 +177,7 @@ wa_send_prepare(struct wa_send *s, struct json_object *req, const char *line,
 		if ((id = scalar(o)) == NULL)
 			return "id is not a string or number";
 		attempt = scalar(wa_json_get(req, "attempt"));
-		n = snprintf(cb, sizeof cb, "wapipe:%s%s%s", id,
+		n = snprintf(cb, sizeof cb, WA_CALLBACK_PREFIX "%s%s%s", id,
 		    attempt ? ":" : "", attempt ? attempt : "");
 		if (n >= sizeof cb)
 			return "id too long for biz_opaque_callback_data";

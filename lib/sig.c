@@ -106,6 +106,16 @@ wa_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The wall clock, in ms since the epoch: for logs and payloads. */
+int64_t
+wa_unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int64_t
 wa_now_ms(void)
 {

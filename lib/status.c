@@ -98,41 +98,13 @@ recipient(const char *s)
 	char *end;
 	long long id;
 
-	if (s == NULL || strncmp(s, "wapipe:", 7) != 0 ||
-	    s[7] < '0' || s[7] > '9')
+	size_t p = strlen(WA_CALLBACK_PREFIX);
+
+	if (s == NULL || strncmp(s, WA_CALLBACK_PREFIX, p) != 0 ||
+	    s[p] < '0' || s[p] > '9')
 		return 0;
-	id = strtoll(s + 7, &end, 10);
+	id = strtoll(s + p, &end, 10);
 	return *end == '\0' || *end == ':' ? id : 0;
-}
-
-/* The length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t
-utf8(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] < 0xe0)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] < 0xf0)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] < 0xf5)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
 }
 
 /*
@@ -149,7 +121,8 @@ keep(struct wa_status_batch *b, const char *s, size_t max, size_t *len,
 
 	*bad = 0;
 	for (i = 0; i < n; i += k) {
-		if ((k = utf8((const unsigned char *)s + i, n - i)) == 0) {
+		if ((k = wa_utf8_len((const unsigned char *)s + i,
+		    n - i)) == 0) {
 			k = 1;
 			++*bad;
 		}

@@ -44,6 +44,7 @@ void wa_buf_puts(struct wa_buf *, const char *);
 void wa_buf_printf(struct wa_buf *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 void wa_buf_json_string(struct wa_buf *, const char *, size_t);
+size_t wa_utf8_len(const unsigned char *, size_t);
 void wa_buf_free(struct wa_buf *);
 
 /* lines.c: reads lines from a descriptor, counting them for messages. */
@@ -115,6 +116,7 @@ void wa_signals_allow(int);
 int wa_wait(struct pollfd *, int, int);
 int wa_sleep_ms(int64_t);
 int64_t wa_now_ms(void);
+int64_t wa_unix_ms(void);
 int64_t wa_now_ns(void);
 
 /* metrics.c: Prometheus text format, written atomically to a file. */
@@ -129,6 +131,12 @@ void wa_metric_set(struct wa_metric *, double);
 void wa_metric_observe(struct wa_metric *, double);
 void wa_metrics_tick(void);
 void wa_metrics_write(void);
+
+/*
+ * The biz_opaque_callback_data of every send: "wapipe:<id>:<attempt>",
+ * so a status webhook finds its row even when no wamid was recorded.
+ */
+#define WA_CALLBACK_PREFIX "wapipe:"
 
 /* class.c: the Cloud API's error codes, sorted into what to do. */
 enum wa_class {
