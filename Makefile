@@ -37,9 +37,17 @@ LIBS_wa-send = $(CURL)
 LIBS_wa-fake-api = $(MHD) $(CURL) $(CRYPTO)
 LIBS_wa-webhook = $(MHD) $(CRYPTO)
 
+# lib/ by layer: core (runtime), records (pure parsing and formatting:
+# json-c only), api (the Cloud API: classes, answers, buckets, libcurl),
+# pg (Postgres), spool (the webhook side); fake (the fake Cloud API) goes
+# into an archive of its own that only wa-fake-api links.
+LAYERS = core records api pg spool
 PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
-LIBOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*.c))
+LIBOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c)))
+FAKEOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/fake/*.c))
 MANS = $(wildcard man/*.[1-9])
+ARCHIVES = $(O)/libwa.a
+ARCHIVES_wa-fake-api = $(O)/libwafake.a
 
 all: $(PROGS:%=$(BIN)/%)
 
@@ -55,15 +63,31 @@ $(O)/libwa.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIBOBJ)
 
-$(BIN)/%: $(O)/cmd/%.o $(O)/libwa.a
+$(O)/libwafake.a: $(FAKEOBJ)
+	rm -f $@
+	$(AR) rcs $@ $(FAKEOBJ)
+
+.SECONDEXPANSION:
+$(BIN)/%: $(O)/cmd/%.o $$(ARCHIVES_$$*) $(ARCHIVES)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(O)/libwa.a $(LIBS_$*) $(JSON) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(ARCHIVES_$*) $(ARCHIVES) $(LIBS_$*) \
+	    $(JSON) $(LDLIBS)
+
+# records/ is pure: it compiles with json-c's include path alone, and
+# with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned.
+check-layers:
+	@for f in lib/records/*.c; do \
+		$(CC) -std=c11 -D_GNU_SOURCE -fsyntax-only -Werror \
+		    -Itests/poison -Ilib \
+		    $$($(PKG_CONFIG) --cflags json-c) $$f || exit 1; \
+	done
+	@echo "check-layers: lib/records needs json-c only"
 
 deps:
 	@sh scripts/deps.sh
 
 # The suite, then the same suite under the sanitizers.
-check: deps all
+check: deps all check-layers
 	WA_BIN=$(CURDIR)/$(BIN) prove -j2 tests/
 	$(MAKE) check-asan
 
@@ -98,7 +122,7 @@ uninstall:
 clean:
 	rm -rf build build-asan bin
 
-.PHONY: all deps check check-asan demo install uninstall clean
+.PHONY: all deps check check-asan check-layers demo install uninstall clean
 .SECONDARY:
 
--include $(LIBOBJ:.o=.d) $(PROGS:%=$(O)/cmd/%.d)
+-include $(LIBOBJ:.o=.d) $(FAKEOBJ:.o=.d) $(PROGS:%=$(O)/cmd/%.d)

@@ -15,12 +15,19 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "wa_import.h"
-#include "wa_report.h"
+#include "core/err.h"
+#include "core/sig.h"
+#include "records/import.h"
+#include "pg/load.h"
+#include "records/input.h"
+#include "records/json.h"
+#include "records/phone.h"
+#include "pg/report.h"
 
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, NOPT };

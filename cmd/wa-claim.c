@@ -12,13 +12,19 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "wa_pg.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/metrics.h"
+#include "core/out.h"
+#include "core/sig.h"
+#include "pg/pg.h"
 
 static const char *claim_sql =
     "UPDATE campaign_recipients r"

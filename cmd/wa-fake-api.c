@@ -6,7 +6,7 @@
  * template send and "Authorization: Bearer" the token of WA_TOKEN or
  * WA_TOKEN_FILE. Answers as the Cloud API does, after the latency asked
  * for, with its throughput and pair-rate limits, scripted faults and
- * error envelopes (lib/fakeapi.c). Writes one NDJSON line per request to
+ * error envelopes (lib/fake/fakeapi.c). Writes one NDJSON line per request to
  * --log and, with --webhook-url, POSTs signed status webhooks (key from
  * WA_APP_SECRET or WA_APP_SECRET_FILE). Prints nothing on stdout.
  * Exits 0 after SIGTERM or SIGINT, 64 on a usage error, 69 when it
@@ -15,14 +15,16 @@
  */
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <curl/curl.h>
 
-#include "wa.h"
-#include "wa_fakeapi.h"
-#include "wa_hooks.h"
-#include "wa_secret.h"
+#include "core/err.h"
+#include "core/secret.h"
+#include "core/sig.h"
+#include "fake/fakeapi.h"
+#include "fake/hooks.h"
 
 static void
 usage(FILE *f, int status)

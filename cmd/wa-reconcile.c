@@ -14,10 +14,12 @@
  */
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "wa_pg.h"
+#include "core/err.h"
+#include "pg/pg.h"
 
 /* $1: campaign id or NULL for all, $2: seconds, $3: dry run. */
 static const char *stale_sql =

@@ -11,11 +11,20 @@
  * when a line was rejected; 69 when Postgres fails; 64 on a usage error.
  */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "wa_pg.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/metrics.h"
+#include "core/out.h"
+#include "core/sig.h"
+#include "records/input.h"
+#include "records/json.h"
+#include "api/class.h"
+#include "pg/pg.h"
 
 static const char *apply_sql =
     "WITH r AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[],"

@@ -14,12 +14,22 @@
  * without a token or with a bad WA_API_BASE; 64 on a usage error.
  */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "wa_guard.h"
-#include "wa_multi.h"
+#include "core/err.h"
+#include "core/lines.h"
+#include "core/metrics.h"
+#include "core/out.h"
+#include "core/sig.h"
+#include "records/input.h"
+#include "records/json.h"
+#include "api/class.h"
+#include "api/guard.h"
+#include "api/multi.h"
+#include "api/send.h"
 
 enum { FREE, HELD, BUSY };
 
@@ -57,7 +67,7 @@ usage(FILE *f, int status)
 static void
 emit(struct slot *s, const struct wa_answer *a)
 {
-	wa_answer_out(&s->send, a);
+	wa_answer_out(&s->send.rq, a);
 	wa_answer_count(a);
 }
 
@@ -90,24 +100,24 @@ take(struct wa_input *in, struct wa_record *rec)
 	const char *why;
 	int64_t ms;
 
-	if ((why = wa_send_prepare(&s->send, rec->obj, rec->line, rec->len,
-	    opt.base)) != NULL) {
+	if ((why = wa_request_prepare(&s->send.rq, rec->obj, rec->line,
+	    rec->len, opt.base)) != NULL) {
 		wa_input_reject(in, rec, "%s", why);
 		return;
 	}
 	if (opt.dry) {
-		wa_send_dry(rec->obj, &s->send);
+		wa_request_dry(rec->obj, &s->send.rq);
 		wa_out_json(rec->obj);
 		return;
 	}
-	if ((h = wa_guard_halted(guard, s->send.campaign.s)) != NULL) {
+	if ((h = wa_guard_halted(guard, s->send.rq.campaign.s)) != NULL) {
 		wa_answer_unsent(&a, WA_FATAL, h->code, h->why);
 		emit(s, &a);
 		wa_out_flush();
 		return;
 	}
 	nspare--;
-	if ((ms = wa_guard_paused(guard, s->send.number)) == 0) {
+	if ((ms = wa_guard_paused(guard, s->send.rq.number)) == 0) {
 		start(s);
 		return;
 	}
@@ -131,7 +141,8 @@ held_go(void)
 		if (s->state != HELD)
 			continue;
 		if (!wa_stopping && s->until <= now)
-			s->until = now + wa_guard_take(guard, s->send.number);
+			s->until = now + wa_guard_take(guard,
+			    s->send.rq.number);
 		if (!wa_stopping && s->until > now) {
 			next = s->until - now < next ? s->until - now : next;
 			continue;
@@ -142,7 +153,7 @@ held_go(void)
 			continue;
 		}
 		snprintf(why, sizeof why, "stopped while number %s was paused",
-		    s->send.number);
+		    s->send.rq.number);
 		wa_answer_unsent(&a, WA_TRANSIENT, -1, why);
 		emit(s, &a);
 		release(s);
@@ -164,10 +175,11 @@ done(void)
 			continue;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
 		    (char **)&s);
-		wa_answer_done(&a, s->send.easy, m->data.result, &s->send.resp);
+		wa_send_answer(&a, &s->send, m->data.result);
 		curl_multi_remove_handle(wa_multi_handle(multi), s->send.easy);
 		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
-		wa_guard_answer(guard, &s->send, &a, s->t0);
+		wa_guard_answer(guard, s->send.rq.number,
+		    s->send.rq.campaign.s, &a, s->t0);
 		emit(s, &a);
 		nbusy--;
 		release(s);

@@ -6,7 +6,8 @@
  * checkpoint that each batch commits together with its statuses, so a
  * crash neither loses a body nor applies one twice. Each batch is reduced
  * to the highest-ranked status per message and applied with one
- * statement, sorted and rank-monotone (lib/status.c, lib/statusdb.c);
+ * statement, sorted and rank-monotone (lib/records/status.c,
+ * lib/pg/statusdb.c);
  * statuses whose row is not there yet wait in unmatched_statuses and are
  * applied when it appears. Writes nothing on stdout. Exits 0 at the end
  * of input, after SIGTERM or SIGINT (the batch in hand is applied first)
@@ -17,13 +18,20 @@
  */
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "wa_pg.h"
-#include "wa_spool.h"
-#include "wa_status.h"
+#include "core/err.h"
+#include "core/lines.h"
+#include "core/metrics.h"
+#include "core/sig.h"
+#include "records/input.h"
+#include "records/status.h"
+#include "pg/statusdb.h"
+#include "pg/pg.h"
+#include "spool/spool.h"
 
 #define RETRY_MS 1000		/* retry kept statuses at most this often */
 #define ALL 3153600000LL	/* a retry window of 100 years */

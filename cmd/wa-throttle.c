@@ -15,13 +15,22 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "wa_pg.h"
-#include "wa_bucket.h"
-#include "wa_lease.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/lines.h"
+#include "core/metrics.h"
+#include "core/out.h"
+#include "core/sig.h"
+#include "records/input.h"
+#include "records/json.h"
+#include "api/bucket.h"
+#include "pg/lease.h"
+#include "pg/pg.h"
 
 #define MAX_NUMBERS 1000
 #define MAX_SLEEP_MS 100	/* so that a rate set live is seen soon */

@@ -6,7 +6,7 @@
  * is WA_VERIFY_TOKEN, and POSTed bodies signed in X-Hub-Signature-256 with
  * the app secret (WA_APP_SECRET or WA_APP_SECRET_FILE). Writes each body
  * whose signature is right to the spool directory, one line per body
- * (lib/spool.c), and answers 200 only once an fsync covers it; a missing
+ * (lib/spool/spool.c), and answers 200 only once an fsync covers it; a missing
  * signature gets 401, a wrong one 403, a body over --max-body 413, and
  * nothing of those is stored. Exits 0 after SIGTERM or SIGINT (requests in
  * hand are finished first), 64 on a usage error, 69 when it cannot listen,
@@ -16,15 +16,22 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
 
-#include "wa_httpd.h"
-#include "wa_secret.h"
-#include "wa_spool.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/lines.h"
+#include "core/metrics.h"
+#include "core/secret.h"
+#include "core/sig.h"
+#include "spool/hmac.h"
+#include "spool/httpd.h"
+#include "spool/spool.h"
 
 static struct {
 	const char	*listen;

@@ -23,13 +23,13 @@ done
 out=$(mandoc -Tlint -W warning "$TOP/man/wapipe.7" 2>&1)
 is "$out" "" "wapipe(7) lints clean"
 
-out=$(grep -nE '[[:space:]]$' "$TOP"/cmd/*.c "$TOP"/lib/*.[ch] \
+out=$(grep -nE '[[:space:]]$' "$TOP"/cmd/*.c "$TOP"/lib/*/*.[ch] \
     "$TOP"/tests/*.t "$TOP"/tests/*.sh "$TOP"/scripts/*.sh "$TOP"/sql/*.sql \
     2>/dev/null)
 is "$out" "" "no trailing whitespace"
-out=$(grep -nE '^[^"]*//' "$TOP"/cmd/*.c "$TOP"/lib/*.[ch] | grep -v 'https\?://')
+out=$(grep -nE '^[^"]*//' "$TOP"/cmd/*.c "$TOP"/lib/*/*.[ch] | grep -v 'https\?://')
 is "$out" "" "no // comments"
-out=$(for f in "$TOP"/cmd/*.c "$TOP"/lib/*.[ch]; do
+out=$(for f in "$TOP"/cmd/*.c "$TOP"/lib/*/*.[ch]; do
 	expand "$f" | awk -v f="${f##*/}" 'length > 80 { print f ":" FNR }'
 done)
 is "$out" "" "C lines fit in 80 columns"

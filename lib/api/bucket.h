@@ -1,0 +1,45 @@
+/*
+ * api/bucket.h: one token bucket per business phone number, shared by every
+ * process on the host that sends from it (a small mmap'ed file per number
+ * under WA_STATE_DIR).
+ */
+#ifndef WA_API_BUCKET_H
+#define WA_API_BUCKET_H
+
+#include <stdint.h>
+
+#define WA_BUCKET_RATE 70	/* per second: under Meta's 80, on purpose */
+#define WA_BUCKET_RATE_MIN 0.001
+#define WA_BUCKET_RATE_MAX 1000000.0
+#define WA_BUCKET_BURST_MAX 1000000
+#define WA_BUCKET_PAUSE_MAX 2592000000LL	/* ms: 30 days */
+
+struct wa_bucket;
+struct wa_bucket_stats {
+	double		rate;		/* tokens per second */
+	int64_t		burst;		/* tokens that may go at once */
+	int64_t		paused_ms;	/* pause left, 0 when none */
+	uint64_t	passed;		/* tokens taken, by every process */
+	uint64_t	waited_ns;	/* time spent waiting, every process */
+	uint64_t	pauses;		/* pauses asked for */
+};
+
+/* WA_STATE_DIR, or the default. */
+const char *wa_bucket_dir(void);
+int wa_bucket_valid_number(const char *number);
+int64_t wa_bucket_default_burst(double rate);
+/* The bucket of number, made with rate and burst (0: default) if new. */
+struct wa_bucket *wa_bucket_open(const char *number, double rate,
+    int64_t burst);
+/* The bucket of number if some process made it, else NULL. */
+struct wa_bucket *wa_bucket_find(const char *number);
+/* 0 when a token was taken, else ns until one may be. */
+int64_t wa_bucket_take(struct wa_bucket *b);
+int64_t wa_bucket_paused_until(struct wa_bucket *b);
+void wa_bucket_waited(struct wa_bucket *b, int64_t ns);
+void wa_bucket_pause(struct wa_bucket *b, int64_t ms);
+void wa_bucket_set_rate(struct wa_bucket *b, double rate, int64_t burst);
+void wa_bucket_stats(struct wa_bucket *b, struct wa_bucket_stats *st);
+void wa_bucket_close(struct wa_bucket *b);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * guard.c: what one send's answer means for the sends after it.
+ *
+ * Numbers. A throughput error (130429 and kin) pauses the number's shared
+ * bucket, so every wa-throttle and wa-send on the host holds back, not
+ * just this one: first for WA_PAUSE_FIRST_MS, then twice as long each
+ * time a request sent after the last pause still meets the limit, up to
+ * WA_PAUSE_MAX_MS. Answers to requests that were already in flight when
+ * the pause began say nothing about whether it is long enough, so they
+ * do not grow it. Once requests sent after a pause succeed, the pause
+ * halves at most every WA_PAUSE_DECAY_MS until it is gone. 131057 pauses
+ * the number WA_PAUSE_MAINTENANCE_MS, 131048 WA_PAUSE_SPAM_MS with a loud
+ * warning: someone must look at the number's quality.
+ *
+ * Campaigns. A campaign-fatal error halts the campaign: later requests of
+ * it are answered "halt" without calling the API. So does a run of the
+ * same permanent error (the circuit breaker): one wrong mapping must not
+ * fail a million rows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "core/metrics.h"
+#include "core/sig.h"
+#include "api/bucket.h"
+#include "api/class.h"
+#include "api/guard.h"
+
+struct number {
+	struct number	*next;
+	char		 id[65];
+	struct wa_bucket *bucket;	/* NULL until some process makes it */
+	int64_t		 looked_ns;	/* when we last looked for it */
+	int64_t		 pause_ms;	/* the throughput pause, 0: none */
+	int64_t		 paused_ns;	/* when it was last set */
+	int64_t		 decayed_ns;	/* when it last halved */
+	int64_t		 long_ns;	/* end of a 131057/131048 pause */
+	int64_t		 until_ns;	/* end of the pauses we asked for */
+};
+
+struct campaign {
+	struct campaign	*next;
+	char		*key;
+	int64_t		 last;		/* the run's error: code, or -HTTP */
+	int		 run;
+	int		 halted;
+	struct wa_halt	 halt;
+};
+
+struct wa_guard {
+	struct number	*numbers;
+	struct campaign	*campaigns;
+	int		 breaker;
+	int		 halts;
+	struct wa_metric *pauses, *pause_ms, *halted;
+};
+
+struct wa_guard *
+wa_guard_new(int breaker)
+{
+	struct wa_guard *g = wa_alloc(sizeof *g);
+
+	g->breaker = breaker;
+	g->pauses = wa_counter("wa_send_pauses_total", NULL,
+	    "Pauses of a number's bucket asked for by wa-send.");
+	g->pause_ms = wa_gauge("wa_send_pause_seconds", NULL,
+	    "The current throughput pause, the longest over the numbers.");
+	g->halted = wa_counter("wa_send_halts_total", NULL,
+	    "Campaigns halted.");
+	return g;
+}
+
+void
+wa_guard_free(struct wa_guard *g)
+{
+	struct number *n;
+	struct campaign *c;
+
+	if (g == NULL)
+		return;
+	while ((n = g->numbers) != NULL) {
+		g->numbers = n->next;
+		wa_bucket_close(n->bucket);
+		free(n);
+	}
+	while ((c = g->campaigns) != NULL) {
+		g->campaigns = c->next;
+		free(c->key);
+		free(c);
+	}
+	free(g);
+}
+
+static struct number *
+number(struct wa_guard *g, const char *id)
+{
+	struct number *n, **pp;
+
+	for (pp = &g->numbers; (n = *pp) != NULL; pp = &n->next)
+		if (strcmp(n->id, id) == 0) {
+			*pp = n->next;
+			break;
+		}
+	if (n == NULL) {
+		n = wa_alloc(sizeof *n);
+		snprintf(n->id, sizeof n->id, "%s", id);
+	}
+	n->next = g->numbers;	/* the busiest stay in front */
+	g->numbers = n;
+	/* Another process (wa-throttle) may make it, at its own rate. */
+	if (n->bucket == NULL && wa_now_ns() - n->looked_ns >= 1000000000) {
+		n->looked_ns = wa_now_ns();
+		n->bucket = wa_bucket_find(id);
+	}
+	return n;
+}
+
+static struct campaign *
+campaign(struct wa_guard *g, const char *key)
+{
+	struct campaign *c, **pp;
+
+	for (pp = &g->campaigns; (c = *pp) != NULL; pp = &c->next)
+		if (strcmp(c->key, key) == 0) {
+			*pp = c->next;
+			break;
+		}
+	if (c == NULL) {
+		c = wa_alloc(sizeof *c);
+		c->key = wa_strdup(key);
+	}
+	c->next = g->campaigns;
+	g->campaigns = c;
+	return c;
+}
+
+/* The halt that stops this campaign's sends, or NULL. */
+const struct wa_halt *
+wa_guard_halted(struct wa_guard *g, const char *key)
+{
+	struct campaign *c = campaign(g, key);
+
+	return c->halted ? &c->halt : NULL;
+}
+
+/* The ms the number must still wait: a pause in force, 0 if none. */
+int64_t
+wa_guard_paused(struct wa_guard *g, const char *id)
+{
+	struct number *n = number(g, id);
+	int64_t until = n->until_ns, now = wa_now_ns();
+
+	if (n->bucket != NULL && wa_bucket_paused_until(n->bucket) > until)
+		until = wa_bucket_paused_until(n->bucket);
+	return until > now ? (until - now + 999999) / 1000000 : 0;
+}
+
+/*
+ * For a request held through a pause: takes a token from the bucket,
+ * since the one wa-throttle gave it went before the pause. Returns 0 to
+ * go, or the ms to wait.
+ */
+int64_t
+wa_guard_take(struct wa_guard *g, const char *id)
+{
+	struct number *n = number(g, id);
+	int64_t ms = wa_guard_paused(g, id), ns;
+
+	if (ms > 0 || n->bucket == NULL)
+		return ms;
+	ns = wa_bucket_take(n->bucket);
+	return ns > 0 ? ns / 1000000 + 1 : 0;
+}
+
+/* Pauses the number's bucket, making it (at the defaults) if need be. */
+static void
+pause_number(struct wa_guard *g, struct number *n, int64_t ms)
+{
+	int64_t until = wa_now_ns() + ms * 1000000;
+
+	if (until > n->until_ns)
+		n->until_ns = until;
+	if (n->bucket == NULL && (n->bucket = wa_bucket_open(n->id, 0, 0)) ==
+	    NULL)
+		wa_warn("number %s: no shared bucket: the pause stays in "
+		    "this process", n->id);
+	if (n->bucket != NULL)
+		wa_bucket_pause(n->bucket, ms);
+	wa_metric_add(g->pauses, 1);
+}
+
+static void
+number_answer(struct wa_guard *g, struct number *n,
+    const struct wa_answer *a, int64_t started)
+{
+	int64_t now = wa_now_ns(), ms;
+
+	switch (a->class) {
+	case WA_THROUGHPUT:
+		if (started < n->paused_ns)
+			break;		/* sent before the pause: no news */
+		n->pause_ms = n->pause_ms == 0 ? WA_PAUSE_FIRST_MS :
+		    n->pause_ms * 2 > WA_PAUSE_MAX_MS ? WA_PAUSE_MAX_MS :
+		    n->pause_ms * 2;
+		n->paused_ns = n->decayed_ns = now;
+		pause_number(g, n, n->pause_ms);
+		wa_warn("number %s: throughput limit (%s %lld): pausing its "
+		    "bucket %lld ms", n->id, a->code >= 0 ? "error" : "HTTP",
+		    (long long)(a->code >= 0 ? a->code : a->http),
+		    (long long)n->pause_ms);
+		break;
+	case WA_UNAVAILABLE:
+		if (n->long_ns > now)
+			break;
+		ms = a->code == 131048 ? WA_PAUSE_SPAM_MS :
+		    WA_PAUSE_MAINTENANCE_MS;
+		n->long_ns = now + ms * 1000000;
+		pause_number(g, n, ms);
+		if (a->code == 131048)
+			wa_warn("NUMBER %s HIT META'S SPAM RATE LIMIT (131048):"
+			    " too many of its messages were blocked or "
+			    "reported; pausing it %lld min. Check its quality "
+			    "in WhatsApp Manager before sending more.", n->id,
+			    (long long)ms / 60000);
+		else
+			wa_warn("number %s: unavailable (error %lld: %s): "
+			    "pausing it %lld s", n->id, (long long)a->code,
+			    a->title, (long long)ms / 1000);
+		break;
+	case WA_SENT:
+		if (n->pause_ms == 0 ||
+		    started < n->paused_ns + n->pause_ms * 1000000 ||
+		    now - n->decayed_ns < WA_PAUSE_DECAY_MS * 1000000LL)
+			break;
+		n->pause_ms /= 2;
+		if (n->pause_ms < WA_PAUSE_FIRST_MS)
+			n->pause_ms = 0;
+		n->decayed_ns = now;
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+halt(struct wa_guard *g, struct campaign *c, int64_t code, const char *why)
+{
+	c->halted = 1;
+	c->halt.code = code;
+	snprintf(c->halt.why, sizeof c->halt.why, "%.60s halted: %.240s",
+	    c->key, why);
+	g->halts++;
+	wa_metric_add(g->halted, 1);
+	wa_warn("%s: no more API calls for it", c->halt.why);
+}
+
+void
+wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
+    struct wa_answer *a, int64_t started)
+{
+	struct campaign *c = campaign(g, key);
+	struct number *n;
+	char why[300];
+	int64_t run, max = 0;
+
+	number_answer(g, number(g, number_id), a, started);
+	for (n = g->numbers; n != NULL; n = n->next)
+		max = n->pause_ms > max ? n->pause_ms : max;
+	wa_metric_set(g->pause_ms, max / 1000.0);
+
+	if (a->class == WA_SENT)
+		c->run = 0;
+	if (a->class == WA_FATAL && !c->halted) {
+		snprintf(why, sizeof why, "error %lld: %.200s",
+		    (long long)a->code, a->title);
+		halt(g, c, a->code, why);
+	}
+	if (a->class != WA_PERMANENT)
+		return;
+	run = a->code >= 0 ? a->code : -a->http;
+	c->run = c->last == run ? c->run + 1 : 1;
+	c->last = run;
+	if (c->run < g->breaker || c->halted)
+		return;
+	snprintf(why, sizeof why, "circuit breaker: %d sends in a row failed "
+	    "with %s %lld (%.150s)", c->run, a->code >= 0 ? "error" : "HTTP",
+	    (long long)(run >= 0 ? run : -run), a->title);
+	halt(g, c, a->code, why);
+	a->class = WA_FATAL;
+	snprintf(a->title, sizeof a->title, "%.250s", c->halt.why);
+}
+
+/* How many campaigns halted. */
+int
+wa_guard_halts(const struct wa_guard *g)
+{
+	return g != NULL ? g->halts : 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * api/guard.h: what one send's answer means for the others. Per number:
+ * pauses of its shared token bucket (api/bucket.h) on throughput and
+ * availability errors. Per campaign: halts on campaign-fatal errors and
+ * the circuit breaker on a run of one permanent error.
+ */
+#ifndef WA_API_GUARD_H
+#define WA_API_GUARD_H
+
+#include <stdint.h>
+
+#include "api/answer.h"
+
+/* Throughput pauses: the first, their cap, how often one may halve. */
+#define WA_PAUSE_FIRST_MS	1000
+#define WA_PAUSE_MAX_MS		60000
+#define WA_PAUSE_DECAY_MS	1000
+/* 131057 (maintenance, e.g. a throughput upgrade: about a minute). */
+#define WA_PAUSE_MAINTENANCE_MS	60000
+/* 131048 (spam rate limit: Meta restricts the number for a while). */
+#define WA_PAUSE_SPAM_MS	(15 * 60000)
+#define WA_BREAKER		50
+
+struct wa_guard;
+struct wa_halt {
+	int64_t		code;		/* the error that halted, or -1 */
+	char		why[320];
+};
+
+struct wa_guard *wa_guard_new(int breaker);
+void wa_guard_free(struct wa_guard *g);
+/* The halt of the campaign keyed key (wa_request.campaign), or NULL. */
+const struct wa_halt *wa_guard_halted(struct wa_guard *g, const char *key);
+/* ms until number may send, 0 now. */
+int64_t wa_guard_paused(struct wa_guard *g, const char *number);
+int64_t wa_guard_take(struct wa_guard *g, const char *number);
+/*
+ * Takes in the answer to a request of campaign key on number, sent at
+ * started (ns): pauses the number, halts the campaign. A breaker trip
+ * turns the answer into a halt.
+ */
+void wa_guard_answer(struct wa_guard *g, const char *number,
+    const char *key, struct wa_answer *a, int64_t started);
+/* How many campaigns halted. */
+int wa_guard_halts(const struct wa_guard *g);
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * multi.c: a libcurl multi handle driven by epoll (curl_multi_socket_action).
+ *
+ * libcurl says which sockets it wants watched and when it next needs a
+ * timeout; a wait polls the epoll descriptor (and one more descriptor of
+ * the caller's, such as stdin) with the caught signals let in, then hands
+ * libcurl the ready sockets only. curl_multi_perform and curl_multi_poll
+ * walk every transfer on every wake-up instead: with hundreds in flight
+ * and answers arriving one by one, that walk is most of the CPU.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/sig.h"
+#include "api/multi.h"
+
+struct wa_multi {
+	CURLM		*multi;
+	int		 ep;		/* the epoll descriptor */
+	int64_t		 due;		/* ms of libcurl's timeout, or -1 */
+};
+
+/* What libcurl wants watched; sockp remembers it (+1), to skip repeats. */
+static int
+sockets(CURL *e, curl_socket_t s, int what, void *arg, void *sockp)
+{
+	struct wa_multi *m = arg;
+	struct epoll_event ev = { 0 };
+	intptr_t had = (intptr_t)sockp;
+
+	(void)e;
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(m->ep, EPOLL_CTL_DEL, s, NULL);
+		return 0;
+	}
+	if (had == what + 1)
+		return 0;
+	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) |
+	    (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+	ev.data.fd = s;
+	if (epoll_ctl(m->ep, had ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) < 0 &&
+	    epoll_ctl(m->ep, had ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev) < 0)
+		wa_warn("epoll_ctl:");
+	curl_multi_assign(m->multi, s, (void *)(intptr_t)(what + 1));
+	return 0;
+}
+
+static int
+timer(CURLM *multi, long ms, void *arg)
+{
+	struct wa_multi *m = arg;
+
+	(void)multi;
+	m->due = ms < 0 ? -1 : wa_now_ms() + ms;
+	return 0;
+}
+
+/* A multi handle opening at most maxconn connections. */
+struct wa_multi *
+wa_multi_new(long maxconn)
+{
+	struct wa_multi *m = wa_alloc(sizeof *m);
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 ||
+	    (m->multi = curl_multi_init()) == NULL ||
+	    (m->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		wa_die(EX_SOFTWARE, "libcurl would not start:");
+	m->due = -1;
+	curl_multi_setopt(m->multi, CURLMOPT_SOCKETFUNCTION, sockets);
+	curl_multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m);
+	curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, timer);
+	curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m);
+	curl_multi_setopt(m->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxconn);
+	curl_multi_setopt(m->multi, CURLMOPT_MAXCONNECTS, maxconn);
+	return m;
+}
+
+CURLM *
+wa_multi_handle(struct wa_multi *m)
+{
+	return m->multi;
+}
+
+/* Runs libcurl's timeouts now (after adding transfers, say). */
+void
+wa_multi_kick(struct wa_multi *m)
+{
+	int running;
+
+	m->due = -1;
+	curl_multi_socket_action(m->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+}
+
+/*
+ * Waits up to timeout ms for libcurl's sockets or timer, or for fd (when
+ * >= 0) to be readable; lets libcurl act on what is ready, a few sockets
+ * at a time, so that the caller starts new calls while the server works
+ * on others rather than in one burst after a whole round. Signals get in
+ * only during the wait. Returns whether fd is readable.
+ */
+int
+wa_multi_wait(struct wa_multi *m, int fd, int timeout)
+{
+	struct pollfd p[2] = { { m->ep, POLLIN, 0 }, { fd, POLLIN, 0 } };
+	struct epoll_event ev[8];
+	int64_t now = wa_now_ms();
+	int i, n, flags, running;
+
+	if (m->due >= 0 && m->due - now < timeout)
+		timeout = m->due > now ? (int)(m->due - now) : 0;
+	if (wa_wait(p, fd >= 0 ? 2 : 1, timeout) < 0)
+		return 0;
+	if (p[0].revents & POLLIN) {
+		n = epoll_wait(m->ep, ev, 8, 0);
+		for (i = 0; i < n; i++) {
+			flags = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+			    (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+			    (ev[i].events & (EPOLLERR | EPOLLHUP) ?
+			    CURL_CSELECT_ERR : 0);
+			curl_multi_socket_action(m->multi, ev[i].data.fd, flags,
+			    &running);
+		}
+	}
+	if (m->due >= 0 && wa_now_ms() >= m->due)
+		wa_multi_kick(m);
+	return fd >= 0 && (p[1].revents & (POLLIN | POLLHUP)) != 0;
+}
+
+void
+wa_multi_free(struct wa_multi *m)
+{
+	curl_multi_cleanup(m->multi);
+	close(m->ep);
+	curl_global_cleanup();
+	free(m);
+}

@@ -1,0 +1,20 @@
+/*
+ * api/multi.h: a libcurl multi handle driven by epoll through its socket
+ * interface, so that each wake-up costs in proportion to the sockets that
+ * are ready, not to the calls in flight.
+ */
+#ifndef WA_API_MULTI_H
+#define WA_API_MULTI_H
+
+#include <curl/curl.h>
+
+struct wa_multi;
+
+struct wa_multi *wa_multi_new(long maxconn);
+CURLM *wa_multi_handle(struct wa_multi *m);
+void wa_multi_kick(struct wa_multi *m);
+/* Waits for sockets, timers, fd (-1: none) or timeout ms, and drives. */
+int wa_multi_wait(struct wa_multi *m, int fd, int timeout);
+void wa_multi_free(struct wa_multi *m);
+
+#endif

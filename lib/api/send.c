@@ -1,0 +1,188 @@
+/*
+ * send.c: one Cloud API call over libcurl: the request's headers (the
+ * bearer token), a kept easy handle per slot, and the answer or libcurl's
+ * failure sorted into a wa_class: a failure by whether the request can
+ * have left this host.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/secret.h"
+#include "api/class.h"
+#include "api/send.h"
+
+/* $WA_API_BASE without its trailing '/', or the default; exits 78. */
+char *
+wa_send_base(void)
+{
+	const char *env = getenv("WA_API_BASE");
+	char *b = wa_strdup(env && *env ? env : WA_API_BASE);
+	size_t n = strlen(b);
+
+	while (n > 0 && b[n - 1] == '/')
+		b[--n] = '\0';
+	if (strncmp(b, "https://", 8) != 0 && strncmp(b, "http://", 7) != 0)
+		wa_die(EX_CONFIG, "WA_API_BASE must be an http(s) URL");
+	return b;
+}
+
+/*
+ * The request headers, with the token of WA_TOKEN_FILE or WA_TOKEN
+ * (core/secret.h); exits 78 without one. The token is never printed.
+ */
+struct curl_slist *
+wa_send_headers(void)
+{
+	char *tok = wa_secret("WA_TOKEN");
+	struct curl_slist *h = NULL, *t;
+	struct wa_buf auth = { 0 };
+	size_t n, i;
+
+	if (tok == NULL)
+		wa_die(EX_CONFIG, "no API token: set WA_TOKEN_FILE or "
+		    "WA_TOKEN");
+	n = strlen(tok);
+	for (i = 0; i < n; i++)
+		if ((unsigned char)tok[i] <= ' ' || tok[i] == 0x7f)
+			wa_die(EX_CONFIG, "the API token holds a space or "
+			    "control character");
+	wa_buf_printf(&auth, "Authorization: Bearer %s", tok);
+	explicit_bzero(tok, n);
+	free(tok);
+	h = curl_slist_append(h, auth.s);
+	explicit_bzero(auth.s, auth.len);
+	wa_buf_free(&auth);
+	if (h == NULL || (t = curl_slist_append(h,
+	    "Content-Type: application/json")) == NULL ||
+	    (t = curl_slist_append(t, "Expect:")) == NULL)
+		wa_die(EX_OSERR, "out of memory");
+	return h;
+}
+
+static size_t
+collect(char *p, size_t size, size_t n, void *arg)
+{
+	struct wa_buf *b = arg;
+
+	/* Enough for any answer of the API; the rest is dropped. */
+	if (b->len + size * n <= 65536)
+		wa_buf_add(b, p, size * n);
+	return size * n;
+}
+
+/*
+ * An easy handle for the sends of s, kept for reuse: TLS verified,
+ * HTTP/2 where the server offers it, no signals. Timeouts in ms.
+ */
+static CURL *
+easy(struct wa_send *s, struct curl_slist *headers, long timeout,
+    long connect)
+{
+	CURL *e = curl_easy_init();
+
+	if (e == NULL)
+		wa_die(EX_OSERR, "curl_easy_init failed");
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s->resp);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "wa-send/" WA_VERSION);
+	return e;
+}
+
+/*
+ * The handle that POSTs s's request, with headers, timeouts in ms and
+ * priv as CURLINFO_PRIVATE; s keeps it for its next request. Over TLS,
+ * ALPN soon tells whether a connection multiplexes, so a call waits for
+ * that rather than opening one more; plain HTTP is HTTP/1.1, where
+ * waiting would serialise the calls behind the first answer.
+ */
+CURL *
+wa_send_start(struct wa_send *s, struct curl_slist *headers, long timeout,
+    long connect, void *priv)
+{
+	CURL *e;
+
+	if (s->easy == NULL)
+		s->easy = easy(s, headers, timeout, connect);
+	e = s->easy;
+	curl_easy_setopt(e, CURLOPT_PRIVATE, priv);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT,
+	    strncmp(s->rq.url.s, "https:", 6) == 0 ? 1L : 0L);
+	curl_easy_setopt(e, CURLOPT_URL, s->rq.url.s);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->rq.body.s);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)s->rq.body.len);
+	s->resp.len = 0;
+	return e;
+}
+
+/*
+ * Sorts a call that ended without an answer. Failing to resolve, connect
+ * or finish the TLS handshake means the request never left: retry. Any
+ * other failure (timeout, reset, nothing back) is ambiguous once request
+ * bytes may have been written (sent != 0): Meta may have the message.
+ */
+static void
+curl_answer(struct wa_answer *a, CURLcode rc, int sent)
+{
+	memset(a, 0, sizeof *a);
+	a->code = a->subcode = -1;
+	a->curl = rc;
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+		sent = 0;
+		break;
+	default:
+		break;
+	}
+	a->class = sent ? WA_AMBIGUOUS : WA_TRANSIENT;
+	snprintf(a->title, sizeof a->title, "%s (curl %d)%s",
+	    curl_easy_strerror(rc), (int)rc, sent ?
+	    ": the request may have arrived" : ": nothing was sent");
+}
+
+/* The answer to the call of s that ended with rc. */
+void
+wa_send_answer(struct wa_answer *a, struct wa_send *s, CURLcode rc)
+{
+	CURL *e = s->easy;
+	const struct wa_buf *resp = &s->resp;
+	curl_off_t pre = 0;
+	long http = 0, size = 0;
+
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http);
+	curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &size);
+	curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre);
+	if (rc == CURLE_OK)
+		wa_answer_http(a, http, resp->s ? resp->s : "", resp->len);
+	else
+		curl_answer(a, rc, size > 0 || pre > 0);
+}
+
+void
+wa_send_free(struct wa_send *s)
+{
+	wa_request_free(&s->rq);
+	wa_buf_free(&s->resp);
+	if (s->easy != NULL)
+		curl_easy_cleanup(s->easy);
+	s->easy = NULL;
+}

@@ -1,0 +1,32 @@
+/*
+ * api/send.h: one Cloud API call over libcurl, from a prepared request
+ * (records/request.h) to its answer (api/answer.h).
+ */
+#ifndef WA_API_SEND_H
+#define WA_API_SEND_H
+
+#include <curl/curl.h>
+
+#include "api/answer.h"
+#include "records/request.h"
+
+#define WA_API_BASE "https://graph.facebook.com/v21.0"
+
+struct wa_send {
+	struct wa_request rq;
+	struct wa_buf	 resp;		/* the answer's body */
+	CURL		*easy;		/* kept for the next request */
+};
+
+/* $WA_API_BASE without its trailing '/', or the default; exits 78. */
+char *wa_send_base(void);
+/* The request headers, with the bearer token; exits 78 without one. */
+struct curl_slist *wa_send_headers(void);
+/* The handle that POSTs s->rq, timeouts in ms, priv as its PRIVATE. */
+CURL *wa_send_start(struct wa_send *s, struct curl_slist *headers,
+    long timeout_ms, long connect_ms, void *priv);
+/* The answer to the call of s that ended with rc. */
+void wa_send_answer(struct wa_answer *a, struct wa_send *s, CURLcode rc);
+void wa_send_free(struct wa_send *s);
+
+#endif

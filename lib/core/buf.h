@@ -1,0 +1,28 @@
+/*
+ * core/buf.h: a byte string that grows, always NUL-terminated; and the
+ * UTF-8 check every byte that enters goes through.
+ */
+#ifndef WA_CORE_BUF_H
+#define WA_CORE_BUF_H
+
+#include <stddef.h>
+
+struct wa_buf {
+	char	*s;
+	size_t	 len;
+	size_t	 cap;
+};
+
+void wa_buf_grow(struct wa_buf *b, size_t more);
+void wa_buf_add(struct wa_buf *b, const char *s, size_t n);
+void wa_buf_puts(struct wa_buf *b, const char *s);
+void wa_buf_printf(struct wa_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* s (n bytes, UTF-8) as a JSON string, quotes and escapes added. */
+void wa_buf_json_string(struct wa_buf *b, const char *s, size_t n);
+void wa_buf_free(struct wa_buf *b);
+
+/* How many of the n bytes at s form valid UTF-8 from the start. */
+size_t wa_utf8_len(const unsigned char *s, size_t n);
+
+#endif

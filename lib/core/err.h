@@ -1,0 +1,32 @@
+/*
+ * core/err.h: messages on stderr ("prog: message"), exits with a sysexits
+ * code, checked numbers from the command line, allocation that cannot
+ * fail silently.
+ */
+#ifndef WA_CORE_ERR_H
+#define WA_CORE_ERR_H
+
+#include <stddef.h>
+#include <sysexits.h>
+
+#define WA_VERSION "0.1.0"
+
+extern const char *wa_prog;	/* set by main: the name in every message */
+
+/* A format ending in ':' gets ": strerror(errno)" appended. */
+void wa_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void wa_die(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+void wa_version(void) __attribute__((noreturn));
+
+/* An option's value in [min, max], or exit 64 naming what it is. */
+long long wa_num(const char *s, long long min, long long max,
+    const char *what);
+double wa_fnum(const char *s, double min, double max, const char *what);
+
+/* Zeroed memory, or exit 71. */
+void *wa_alloc(size_t n);
+void *wa_realloc(void *p, size_t n);
+char *wa_strdup(const char *s);
+
+#endif

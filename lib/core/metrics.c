@@ -1,0 +1,189 @@
+/*
+ * metrics.c: counters, gauges and histograms in the Prometheus text
+ * format, for node_exporter's textfile collector. With --metrics FILE a
+ * program calls wa_metrics_tick often (it writes every few seconds) and
+ * wa_metrics_write at exit; the file is written beside its final name and
+ * renamed over it, so a reader never sees half of it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/metrics.h"
+#include "core/sig.h"
+
+#define EVERY_MS 5000
+
+enum { COUNTER, GAUGE, HISTOGRAM };
+
+struct wa_metric {
+	struct wa_metric *next;
+	char		*name;
+	char		*labels;	/* `code="131026"`, or "" */
+	const char	*help;
+	int		 type;
+	double		 value;		/* counter, gauge; histogram sum */
+	const double	*bounds;	/* histogram upper bounds */
+	int		 nbounds;
+	uint64_t	*buckets;	/* per bound, then +Inf */
+};
+
+static struct wa_metric *all;
+static char *path;
+static int64_t written;
+
+void
+wa_metrics_open(const char *p)
+{
+	path = wa_strdup(p);
+	wa_metrics_write();
+}
+
+static struct wa_metric *
+find(const char *name, const char *labels, const char *help, int type)
+{
+	struct wa_metric *m, **pp, **after = NULL;
+
+	labels = labels ? labels : "";
+	for (pp = &all; (m = *pp) != NULL; pp = &m->next) {
+		if (strcmp(m->name, name) != 0)
+			continue;
+		if (strcmp(m->labels, labels) == 0)
+			return m;
+		after = &m->next;
+	}
+	m = wa_alloc(sizeof *m);
+	m->name = wa_strdup(name);
+	m->labels = wa_strdup(labels);
+	m->help = help;
+	m->type = type;
+	/* Keep the series of one name together, as the format wants. */
+	pp = after ? after : pp;
+	m->next = *pp;
+	*pp = m;
+	return m;
+}
+
+struct wa_metric *
+wa_counter(const char *name, const char *labels, const char *help)
+{
+	return find(name, labels, help, COUNTER);
+}
+
+struct wa_metric *
+wa_gauge(const char *name, const char *labels, const char *help)
+{
+	return find(name, labels, help, GAUGE);
+}
+
+struct wa_metric *
+wa_histogram(const char *name, const char *labels, const char *help,
+    const double *bounds, int n)
+{
+	struct wa_metric *m = find(name, labels, help, HISTOGRAM);
+
+	if (m->buckets == NULL) {
+		m->bounds = bounds;
+		m->nbounds = n;
+		m->buckets = wa_alloc((n + 1) * sizeof *m->buckets);
+	}
+	return m;
+}
+
+void
+wa_metric_add(struct wa_metric *m, double v)
+{
+	m->value += v;
+}
+
+void
+wa_metric_set(struct wa_metric *m, double v)
+{
+	m->value = v;
+}
+
+void
+wa_metric_observe(struct wa_metric *m, double v)
+{
+	int i;
+
+	for (i = 0; i < m->nbounds && v > m->bounds[i]; i++)
+		;
+	m->buckets[i]++;
+	m->value += v;
+}
+
+static void
+series(FILE *f, const struct wa_metric *m, const char *suffix,
+    const char *le, double v)
+{
+	const char *sep = *m->labels && le ? "," : "";
+
+	fprintf(f, "%s%s", m->name, suffix);
+	if (*m->labels || le)
+		fprintf(f, "{%s%s%s%s%s}", m->labels, sep, le ? "le=\"" : "",
+		    le ? le : "", le ? "\"" : "");
+	fprintf(f, " %.17g\n", v);
+}
+
+static void
+print(FILE *f)
+{
+	static const char *types[] = { "counter", "gauge", "histogram" };
+	const struct wa_metric *m, *prev = NULL;
+	char le[32];
+	uint64_t n;
+	int i;
+
+	for (m = all; m != NULL; prev = m, m = m->next) {
+		if (prev == NULL || strcmp(prev->name, m->name) != 0)
+			fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name,
+			    m->help, m->name, types[m->type]);
+		if (m->type != HISTOGRAM) {
+			series(f, m, "", NULL, m->value);
+			continue;
+		}
+		for (i = 0, n = 0; i <= m->nbounds; i++) {
+			n += m->buckets[i];
+			if (i < m->nbounds)
+				snprintf(le, sizeof le, "%g", m->bounds[i]);
+			series(f, m, "_bucket", i < m->nbounds ? le : "+Inf",
+			    n);
+		}
+		series(f, m, "_sum", NULL, m->value);
+		series(f, m, "_count", NULL, n);
+	}
+}
+
+void
+wa_metrics_write(void)
+{
+	struct wa_buf tmp = { 0 };
+	FILE *f;
+
+	if (path == NULL)
+		return;
+	written = wa_now_ms();
+	wa_buf_printf(&tmp, "%s.%ld.tmp", path, (long)getpid());
+	if ((f = fopen(tmp.s, "w")) == NULL) {
+		wa_warn("write metrics %s:", tmp.s);
+		wa_buf_free(&tmp);
+		return;
+	}
+	print(f);
+	if (fclose(f) != 0 || rename(tmp.s, path) != 0) {
+		wa_warn("write metrics %s:", path);
+		unlink(tmp.s);
+	}
+	wa_buf_free(&tmp);
+}
+
+void
+wa_metrics_tick(void)
+{
+	if (path != NULL && wa_now_ms() - written >= EVERY_MS)
+		wa_metrics_write();
+}

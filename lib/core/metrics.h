@@ -1,0 +1,25 @@
+/*
+ * core/metrics.h: counters, gauges and histograms in the Prometheus text
+ * format, written atomically to the --metrics file.
+ */
+#ifndef WA_CORE_METRICS_H
+#define WA_CORE_METRICS_H
+
+struct wa_metric;
+
+void wa_metrics_open(const char *path);
+/* labels: `code="131026"`, or NULL. */
+struct wa_metric *wa_counter(const char *name, const char *labels,
+    const char *help);
+struct wa_metric *wa_gauge(const char *name, const char *labels,
+    const char *help);
+struct wa_metric *wa_histogram(const char *name, const char *labels,
+    const char *help, const double *bounds, int nbounds);
+void wa_metric_add(struct wa_metric *m, double v);
+void wa_metric_set(struct wa_metric *m, double v);
+void wa_metric_observe(struct wa_metric *m, double v);
+/* Writes the file when it is due (call often), or now. */
+void wa_metrics_tick(void);
+void wa_metrics_write(void);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * core/sig.h: signals and time. SIGTERM and SIGINT set wa_stopping; the
+ * caught signals are delivered only while the program waits (wa_wait,
+ * wa_sleep_ms), so none slips between a check and a wait.
+ */
+#ifndef WA_CORE_SIG_H
+#define WA_CORE_SIG_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+
+extern volatile sig_atomic_t wa_stopping;
+
+void wa_signals(void);
+void wa_signal(int sig, void (*fn)(int));
+void wa_signals_allow(int on);
+int wa_wait(struct pollfd *fds, int n, int timeout);
+int wa_sleep_ms(int64_t ms);
+
+int64_t wa_now_ms(void);	/* monotonic */
+int64_t wa_now_ns(void);	/* monotonic */
+int64_t wa_unix_ms(void);	/* wall clock */
+
+#endif

@@ -1,0 +1,898 @@
+/*
+ * fakeapi.c: the Cloud API's behaviour for wa-fake-api (fake/fakeapi.h).
+ *
+ * A request is checked in Meta's order as far as it is known: the token
+ * (190, HTTP 401), the path (100), the body (100, 131008, 131009, 131051),
+ * the template (132001, HTTP 404); then a --script matching the end of
+ * `to` (the longest suffix wins); then --error-rate and --drop-rate; then
+ * the throughput limit (130429: at most `rate` messages accepted from one
+ * phone_number_id in any 1000 ms, refusals not counted) and the pair limit
+ * (131056: an accepted message to the same `to` from the same number less
+ * than pair_ms after the last accepted one). What passes is accepted: a
+ * new wamid, a log line, and its status webhooks queued. Error answers
+ * carry the HTTP status of Meta's legacy table (cloud-api.md §3.2).
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/sig.h"
+#include "records/json.h"
+#include "fake/fakeapi.h"
+
+#define CALLBACK_MAX	512
+#define HREF		"/documentation/business-messaging/whatsapp/" \
+			"support/error-codes"
+
+static const struct meta_error {
+	long		 code;
+	unsigned int	 http;
+	const char	*title;
+	const char	*details;
+} meta_errors[] = {
+	{ 0, 401, "AuthException", "Unable to authenticate the app user." },
+	{ 1, 400, "API Unknown", "Invalid request or possible server error." },
+	{ 2, 503, "API Service", "Temporary downtime or overload." },
+	{ 3, 500, "API Method", "Capability or permissions issue." },
+	{ 4, 400, "API Too Many Calls",
+	    "The app has reached its API call rate limit." },
+	{ 10, 403, "Permission Denied",
+	    "Permission is either not granted or has been removed." },
+	{ 33, 400, "Parameter value is not valid",
+	    "The business phone number has been deleted." },
+	{ 100, 400, "Invalid parameter",
+	    "Unsupported or misspelled parameter." },
+	{ 190, 401, "Access token has expired",
+	    "Your access token has expired or is not valid." },
+	{ 200, 403, "Permission error", "No access token was provided." },
+	{ 368, 403, "Temporarily blocked for policies violations",
+	    "The WhatsApp Business Account has been restricted." },
+	{ 80007, 400, "Rate limit issues",
+	    "The WhatsApp Business Account has reached its rate limit." },
+	{ 130429, 400, "Rate limit hit",
+	    "Cloud API message throughput has been reached." },
+	{ 130472, 400, "User's number is part of an experiment",
+	    "Message was not sent as part of an experiment." },
+	{ 130497, 400, "Business account is restricted from messaging users "
+	    "in this country", "Messaging users in this country is "
+	    "restricted." },
+	{ 131000, 500, "Something went wrong",
+	    "Message failed to send due to an unknown error." },
+	{ 131005, 403, "Access denied",
+	    "Permission is either not granted or has been removed." },
+	{ 131008, 400, "Required parameter is missing",
+	    "The request is missing a required parameter." },
+	{ 131009, 400, "Parameter value is not valid",
+	    "One or more parameter values are invalid." },
+	{ 131016, 500, "Service unavailable",
+	    "A service is temporarily unavailable." },
+	{ 131021, 400, "Recipient cannot be sender",
+	    "Sender and recipient phone number is the same." },
+	{ 131026, 400, "Message undeliverable",
+	    "Unable to deliver message to this recipient." },
+	{ 131031, 403, "Account has been locked",
+	    "The business account has been locked." },
+	{ 131042, 400, "Business eligibility payment issue",
+	    "There was an error related to the payment method." },
+	{ 131047, 400, "Re-engagement message", "More than 24 hours have "
+	    "passed since the recipient last replied." },
+	{ 131048, 400, "Spam rate limit hit", "Too many previous messages "
+	    "from this number were blocked or flagged as spam." },
+	{ 131049, 400, "This message was not delivered to maintain healthy "
+	    "ecosystem engagement.", "In order to maintain a healthy "
+	    "ecosystem engagement, the message failed to be delivered." },
+	{ 131050, 400, "Unable to deliver the message",
+	    "The recipient has stopped marketing messages from you." },
+	{ 131051, 400, "Unsupported message type",
+	    "Only template messages are supported by this fake." },
+	{ 131056, 400, "(Business Account, Consumer Account) pair rate limit "
+	    "hit", "Too many messages sent from the sender phone number to "
+	    "the same recipient phone number in a short period of time." },
+	{ 131057, 500, "Account in maintenance mode",
+	    "Business Account is in maintenance mode." },
+	{ 132000, 400, "Template Param Count Mismatch", "The number of "
+	    "parameters does not match the template." },
+	{ 132001, 404, "Template does not exist", "The template does not "
+	    "exist in the specified language or is not approved." },
+	{ 132005, 400, "Template Hydrated Text Too Long",
+	    "Translated text is too long." },
+	{ 132007, 400, "Template Format Character Policy Violated",
+	    "Template content violates a WhatsApp policy." },
+	{ 132012, 400, "Template Parameter Format Mismatch",
+	    "Variable parameter values formatted incorrectly." },
+	{ 132015, 400, "Template is Paused",
+	    "Template is paused due to low quality." },
+	{ 132016, 400, "Template is Disabled",
+	    "Template has been paused too many times and is disabled." },
+	{ 133004, 503, "Server Temporarily Unavailable",
+	    "Server is temporarily unavailable." },
+	{ 133010, 400, "Phone number Not Registered",
+	    "Phone number not registered on the WhatsApp Business Platform." },
+	{ 135000, 400, "Generic user error", "Message failed to send "
+	    "because of an unknown error with your request parameters." },
+};
+
+/* Outcomes, as the log names them. */
+enum { SENT, ERROR, HANG, DROP, GARBAGE };
+static const char *outcomes[] = { "sent", "error", "hang", "drop",
+    "garbage" };
+
+/* A hash table of keys with a time: pair limits, once: scripts. */
+struct ent {
+	struct ent	*next;
+	int64_t		 t;
+	char		 key[];
+};
+struct table {
+	struct ent	**b;
+	size_t		 nb;
+	size_t		 n;
+};
+
+/* The accepted times of one number, a ring of `rate` slots. */
+struct number {
+	struct number	*next;
+	int64_t		*ring;
+	int64_t		 head;
+	int64_t		 n;
+	char		 pnid[];
+};
+
+struct wa_fake {
+	struct wa_fake_conf c;
+	pthread_mutex_t	 mu;
+	uint64_t	 rng;
+	unsigned char	 run[8];	/* makes wamids unique across runs */
+	uint64_t	 serial;
+	struct number	*numbers;
+	struct table	 pairs;
+	int64_t		 swept;
+	struct table	 once;
+	int		 logfd;
+	struct wa_fake_stats st;
+};
+
+/* What a request asked for, as far as it could be read. */
+struct req {
+	struct json_object *obj;
+	char		 pnid[65];
+	const char	*to;
+	const char	*tmpl;
+	const char	*callback;
+};
+
+/* What was decided. */
+struct verdict {
+	int		 outcome;
+	long		 code;		/* -1: none */
+	unsigned int	 http;		/* 0: none */
+	int		 lost;		/* accepted, but close unanswered */
+	int64_t		 delay_ms;
+	char		 wamid[64];
+};
+
+static uint64_t
+rnd(struct wa_fake *f)
+{
+	uint64_t z = (f->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static double
+unit(struct wa_fake *f)
+{
+	return (rnd(f) >> 11) * 0x1.0p-53;
+}
+
+static char *
+dupn(const char *s, size_t n)
+{
+	char *p = wa_alloc(n + 1);
+
+	memcpy(p, s, n);
+	return p;
+}
+
+static const struct meta_error *
+meta_error(long code)
+{
+	static const struct meta_error unknown = { -1, 400, "Error",
+	    "An error scripted by wa-fake-api." };
+	size_t i;
+
+	for (i = 0; i < sizeof meta_errors / sizeof meta_errors[0]; i++)
+		if (meta_errors[i].code == code)
+			return &meta_errors[i];
+	return &unknown;
+}
+
+/* The HTTP status of Meta's legacy table for code; unknown codes 400. */
+static unsigned int
+http_of(long code)
+{
+	if (code >= 200 && code <= 299)
+		return 403;
+	return meta_error(code)->http;
+}
+
+static uint64_t
+hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/* The entry for key, created with t = INT64_MIN when absent. */
+static struct ent *
+table_get(struct table *t, const char *key)
+{
+	struct ent *e, **b, *next;
+	size_t i, n;
+
+	if (t->n >= t->nb) {
+		n = t->nb ? t->nb * 2 : 1024;
+		b = wa_alloc(n * sizeof *b);
+		for (i = 0; i < t->nb; i++)
+			for (e = t->b[i]; e != NULL; e = next) {
+				next = e->next;
+				e->next = b[hash(e->key) % n];
+				b[hash(e->key) % n] = e;
+			}
+		free(t->b);
+		t->b = b;
+		t->nb = n;
+	}
+	b = &t->b[hash(key) % t->nb];
+	for (e = *b; e != NULL; e = e->next)
+		if (strcmp(e->key, key) == 0)
+			return e;
+	e = wa_alloc(sizeof *e + strlen(key) + 1);
+	strcpy(e->key, key);
+	e->t = INT64_MIN;
+	e->next = *b;
+	*b = e;
+	t->n++;
+	return e;
+}
+
+/* Removes the entries older than before. */
+static void
+table_sweep(struct table *t, int64_t before)
+{
+	struct ent **p, *e;
+	size_t i;
+
+	for (i = 0; i < t->nb; i++)
+		for (p = &t->b[i]; (e = *p) != NULL;)
+			if (e->t < before) {
+				*p = e->next;
+				free(e);
+				t->n--;
+			} else
+				p = &e->next;
+}
+
+static void
+table_free(struct table *t)
+{
+	table_sweep(t, INT64_MAX);
+	free(t->b);
+}
+
+void
+wa_fake_add_script(struct wa_fake_conf *c, const char *arg)
+{
+	static const struct {
+		const char *name;
+		int act, has_arg;
+	} acts[] = {
+		{ "http:", WA_FAKE_HTTP, 1 }, { "hang", WA_FAKE_HANG, 0 },
+		{ "drop", WA_FAKE_DROP, 0 }, { "garbage", WA_FAKE_GARBAGE, 0 },
+		{ "once:", WA_FAKE_ONCE, 1 }, { "slow:", WA_FAKE_SLOW, 1 },
+		{ "fail:", WA_FAKE_FAIL, 1 }, { "lost", WA_FAKE_LOST, 0 },
+	};
+	const char *eq = strchr(arg, '='), *a;
+	struct wa_fake_script *s;
+	size_t i, n;
+
+	if (eq == NULL)
+		wa_die(EX_USAGE, "--script %s: not SUFFIX=ACTION", arg);
+	c->scripts = wa_realloc(c->scripts, (c->nscripts + 1) *
+	    sizeof *c->scripts);
+	s = &c->scripts[c->nscripts++];
+	s->suffix = dupn(arg, eq - arg);
+	a = eq + 1;
+	if (*a >= '0' && *a <= '9') {
+		s->act = WA_FAKE_CODE;
+		s->arg = wa_num(a, 0, 9999999, "--script error code");
+		return;
+	}
+	for (i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+		n = strlen(acts[i].name);
+		if (acts[i].has_arg ? strncmp(a, acts[i].name, n) != 0 :
+		    strcmp(a, acts[i].name) != 0)
+			continue;
+		s->act = acts[i].act;
+		if (s->act == WA_FAKE_HTTP)
+			s->arg = wa_num(a + n, 100, 599, "--script http:");
+		else if (acts[i].has_arg)
+			s->arg = wa_num(a + n, 0, s->act == WA_FAKE_SLOW ?
+			    3600000 : 9999999, arg);
+		return;
+	}
+	wa_die(EX_USAGE, "--script %s: unknown action '%s'", arg, a);
+}
+
+void
+wa_fake_add_errate(struct wa_fake_conf *c, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	struct wa_buf code = { 0 };
+	double sum = 0;
+	size_t i;
+
+	if (colon == NULL)
+		wa_die(EX_USAGE, "--error-rate %s: not CODE:FRACTION", arg);
+	wa_buf_add(&code, arg, colon - arg);
+	c->errates = wa_realloc(c->errates, (c->nerrates + 1) *
+	    sizeof *c->errates);
+	c->errates[c->nerrates].code = wa_num(code.s, 0, 9999999,
+	    "--error-rate code");
+	c->errates[c->nerrates++].fraction = wa_fnum(colon + 1, 0, 1,
+	    "--error-rate fraction");
+	for (i = 0; i < c->nerrates; i++)
+		sum += c->errates[i].fraction;
+	if (sum > 1)
+		wa_die(EX_USAGE, "--error-rate fractions add up to over 1");
+	wa_buf_free(&code);
+}
+
+void
+wa_fake_set_templates(struct wa_fake_conf *c, const char *list)
+{
+	const char *p, *comma;
+
+	for (p = list; *p; p = comma + (*comma != '\0')) {
+		comma = strchrnul(p, ',');
+		if (comma == p)
+			continue;
+		c->templates = wa_realloc(c->templates, (c->ntemplates + 1) *
+		    sizeof *c->templates);
+		c->templates[c->ntemplates++] = dupn(p, comma - p);
+	}
+	if (c->ntemplates == 0)
+		wa_die(EX_USAGE, "--templates: no name in '%s'", list);
+}
+
+struct wa_fake *
+wa_fake_new(struct wa_fake_conf *c)
+{
+	struct wa_fake *f = wa_alloc(sizeof *f);
+
+	f->c = *c;
+	memset(c, 0, sizeof *c);
+	pthread_mutex_init(&f->mu, NULL);
+	arc4random_buf(f->run, sizeof f->run);
+	if (f->c.seeded)
+		f->rng = f->c.seed;
+	else
+		arc4random_buf(&f->rng, sizeof f->rng);
+	f->logfd = -1;
+	if (f->c.log != NULL && (f->logfd = open(f->c.log,
+	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+		wa_die(EX_CANTCREAT, "open %s:", f->c.log);
+	return f;
+}
+
+/* Picks out the phone number id and the fields the log shows. */
+static void
+parse(struct req *q, const char *url, const char *body, size_t len)
+{
+	struct json_tokener *tok;
+	const char *p, *end;
+	size_t used;
+
+	memset(q, 0, sizeof *q);
+	/* "/{version}/{phone_number_id}/messages" */
+	if (url[0] == '/' && (p = strchr(url + 1, '/')) != NULL && p > url + 1
+	    && (end = strchr(p + 1, '/')) != NULL && end > p + 1 &&
+	    strcmp(end, "/messages") == 0 && end - p - 1 < (long)sizeof q->pnid)
+		memcpy(q->pnid, p + 1, end - p - 1);
+	if (body == NULL)
+		return;
+	tok = json_tokener_new();
+	q->obj = json_tokener_parse_ex(tok, body, len);
+	used = json_tokener_get_parse_end(tok);
+	/* One JSON object, and nothing after it but white space. */
+	while (used < len && strchr(" \t\r\n", body[used]) != NULL &&
+	    body[used] != '\0')
+		used++;
+	if (q->obj != NULL && (used != len ||
+	    !json_object_is_type(q->obj, json_type_object))) {
+		json_object_put(q->obj);
+		q->obj = NULL;
+	}
+	json_tokener_free(tok);
+	q->to = wa_json_str(q->obj, "to");
+	q->tmpl = wa_json_str(q->obj, "template.name");
+	q->callback = wa_json_str(q->obj, "biz_opaque_callback_data");
+}
+
+static int
+valid_to(const char *to)
+{
+	size_t n;
+
+	if (to[0] != '+')
+		return 0;
+	n = strspn(to + 1, "0123456789");
+	return n >= 1 && n <= 15 && to[1 + n] == '\0';
+}
+
+/* The checks that need no state: an error code, or -1 when it passes. */
+static long
+check(struct wa_fake *f, const struct req *q, const char *method,
+    const char *auth, const char *body)
+{
+	struct json_object *comp;
+	const char *mp, *type;
+	size_t i, n;
+
+	if (auth == NULL || strncmp(auth, "Bearer ", 7) != 0 || !auth[7])
+		return 190;
+	if (f->c.token != NULL && ((n = strlen(auth + 7)) !=
+	    strlen(f->c.token) || CRYPTO_memcmp(auth + 7, f->c.token, n)))
+		return 190;
+	if (strcmp(method, "POST") != 0 || q->pnid[0] == '\0' ||
+	    body == NULL || q->obj == NULL)
+		return 100;
+	mp = wa_json_str(q->obj, "messaging_product");
+	if (mp == NULL || strcmp(mp, "whatsapp") != 0)
+		return 100;
+	if ((type = wa_json_str(q->obj, "type")) == NULL || q->to == NULL)
+		return 131008;
+	if (strcmp(type, "template") != 0)
+		return 131051;
+	if (q->tmpl == NULL || wa_json_str(q->obj, "template.language.code")
+	    == NULL)
+		return 131008;
+	if (!valid_to(q->to))
+		return 131009;
+	comp = wa_json_get(q->obj, "template.components");
+	if (comp != NULL && !json_object_is_type(comp, json_type_array))
+		return 131009;
+	if (wa_json_get(q->obj, "biz_opaque_callback_data") != NULL &&
+	    (q->callback == NULL || strlen(q->callback) > CALLBACK_MAX))
+		return 131009;
+	for (i = 0; i < f->c.ntemplates; i++)
+		if (strcmp(f->c.templates[i], q->tmpl) == 0)
+			break;
+	if (f->c.templates != NULL && i == f->c.ntemplates)
+		return 132001;
+	return -1;
+}
+
+static const struct wa_fake_script *
+script_for(struct wa_fake *f, const char *to)
+{
+	const struct wa_fake_script *best = NULL;
+	size_t i, n, tn = strlen(to);
+
+	for (i = 0; i < f->c.nscripts; i++) {
+		n = strlen(f->c.scripts[i].suffix);
+		if (n <= tn && strcmp(to + tn - n, f->c.scripts[i].suffix) == 0
+		    && (best == NULL || n > strlen(best->suffix)))
+			best = &f->c.scripts[i];
+	}
+	return best;
+}
+
+/* Under the lock: whether number may accept one more now (ns). */
+static int
+throughput_ok(struct wa_fake *f, struct number **np, const char *pnid,
+    int64_t now)
+{
+	struct number *n;
+
+	*np = NULL;
+	if (f->c.rate == 0)
+		return 1;
+	for (n = f->numbers; n != NULL; n = n->next)
+		if (strcmp(n->pnid, pnid) == 0)
+			break;
+	if (n == NULL) {
+		n = wa_alloc(sizeof *n + strlen(pnid) + 1);
+		strcpy(n->pnid, pnid);
+		n->ring = wa_alloc(f->c.rate * sizeof *n->ring);
+		n->next = f->numbers;
+		f->numbers = n;
+	}
+	*np = n;
+	/* Full ring: the rate-th last acceptance must be 1 s old or more. */
+	return n->n < f->c.rate || n->ring[n->head] <= now - 1000000000;
+}
+
+static void
+throughput_take(struct wa_fake *f, struct number *n, int64_t now)
+{
+	if (n == NULL)
+		return;
+	if (n->n < f->c.rate) {
+		n->ring[(n->head + n->n++) % f->c.rate] = now;
+	} else {
+		n->ring[n->head] = now;
+		n->head = (n->head + 1) % f->c.rate;
+	}
+}
+
+static void
+base64(struct wa_buf *b, const unsigned char *p, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+	    "qrstuvwxyz0123456789+/";
+	uint32_t v;
+	size_t i;
+
+	for (i = 0; i < n; i += 3) {
+		v = p[i] << 16 | (i + 1 < n ? p[i + 1] << 8 : 0) |
+		    (i + 2 < n ? p[i + 2] : 0);
+		wa_buf_add(b, &tab[v >> 18 & 63], 1);
+		wa_buf_add(b, &tab[v >> 12 & 63], 1);
+		wa_buf_add(b, i + 1 < n ? &tab[v >> 6 & 63] : "=", 1);
+		wa_buf_add(b, i + 2 < n ? &tab[v & 63] : "=", 1);
+	}
+}
+
+/* Delay of the next status: uniform in [0, 2 * mean] ms. */
+static int64_t
+hook_delay(struct wa_fake *f)
+{
+	return (int64_t)(unit(f) * (2 * f->c.hook_delay_ms + 1));
+}
+
+/* Queues one status (and maybe its duplicate) due at t, stamped ts. */
+static void
+status(struct wa_fake *f, const struct req *q, const char *wamid,
+    const char *st, int64_t t, int64_t ts, long code)
+{
+	struct wa_buf b = { 0 };
+	const struct meta_error *e;
+	int64_t off = wa_unix_ms() - wa_now_ms();
+	long long secs = (ts + off) / 1000;
+
+	wa_buf_puts(&b, "{\"id\":");
+	wa_buf_json_string(&b, wamid, strlen(wamid));
+	wa_buf_printf(&b, ",\"status\":\"%s\",\"timestamp\":\"%lld\","
+	    "\"recipient_id\":\"%s\"", st, secs, q->to + 1);
+	if (q->callback != NULL) {
+		wa_buf_puts(&b, ",\"biz_opaque_callback_data\":");
+		wa_buf_json_string(&b, q->callback, strlen(q->callback));
+	}
+	if (strcmp(st, "sent") == 0)
+		wa_buf_printf(&b, ",\"conversation\":{\"id\":"
+		    "\"%016llx%016llx\",\"expiration_timestamp\":\"%lld\","
+		    "\"origin\":{\"type\":\"marketing\"}}",
+		    (unsigned long long)rnd(f), (unsigned long long)rnd(f),
+		    secs + 86400);
+	if (strcmp(st, "sent") == 0 || strcmp(st, "delivered") == 0)
+		wa_buf_puts(&b, ",\"pricing\":{\"billable\":true,"
+		    "\"pricing_model\":\"PMP\",\"type\":\"regular\","
+		    "\"category\":\"marketing\"}");
+	if (code >= 0) {
+		e = meta_error(code);
+		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld,\"title\":",
+		    code);
+		wa_buf_json_string(&b, e->title, strlen(e->title));
+		wa_buf_puts(&b, ",\"message\":");
+		wa_buf_json_string(&b, e->title, strlen(e->title));
+		wa_buf_puts(&b, ",\"error_data\":{\"details\":");
+		wa_buf_json_string(&b, e->details, strlen(e->details));
+		wa_buf_puts(&b, "},\"href\":\"" HREF "\"}]");
+	}
+	wa_buf_add(&b, "}", 1);
+	wa_hooks_add(f->c.hooks, t, q->pnid, b.s, b.len);
+	if (f->c.dup_rate > 0 && unit(f) < f->c.dup_rate)
+		wa_hooks_add(f->c.hooks, t + hook_delay(f), q->pnid, b.s,
+		    b.len);
+	wa_buf_free(&b);
+}
+
+/*
+ * Under the lock: the statuses of an accepted message. Each comes a
+ * random delay after the one before; a reordered read is sent before its
+ * delivered, though its timestamp stays the later one, as with Meta.
+ */
+static void
+statuses(struct wa_fake *f, const struct req *q, const char *wamid,
+    long fail)
+{
+	int64_t sent = wa_now_ms() + hook_delay(f);
+	int64_t dlv = sent + hook_delay(f), rd = dlv + hook_delay(f);
+	int read;
+
+	status(f, q, wamid, "sent", sent, sent, -1);
+	if (fail < 0 && f->c.fail_rate > 0 && unit(f) < f->c.fail_rate)
+		fail = unit(f) < 0.5 ? 131026 : 131049;
+	if (fail >= 0) {
+		status(f, q, wamid, "failed", dlv, dlv, fail);
+		return;
+	}
+	read = f->c.read_rate > 0 && unit(f) < f->c.read_rate;
+	if (read && f->c.reorder_rate > 0 && unit(f) < f->c.reorder_rate) {
+		status(f, q, wamid, "read", dlv, rd, -1);
+		status(f, q, wamid, "delivered", rd, dlv, -1);
+	} else {
+		status(f, q, wamid, "delivered", dlv, dlv, -1);
+		if (read)
+			status(f, q, wamid, "read", rd, rd, -1);
+	}
+}
+
+/* Under the lock: the fate of a valid request. */
+static void
+decide(struct wa_fake *f, const struct req *q, struct verdict *v)
+{
+	const struct wa_fake_script *s = script_for(f, q->to);
+	struct wa_buf key = { 0 };
+	struct number *num;
+	struct ent *pair = NULL, *once;
+	unsigned char id[16];
+	int64_t now = wa_now_ns();
+	long fail = -1;
+	double r, sum;
+	size_t i;
+
+	switch (s != NULL ? s->act : -1) {
+	case WA_FAKE_CODE:
+		v->code = s->arg;
+		return;
+	case WA_FAKE_HTTP:
+		v->http = s->arg;
+		return;
+	case WA_FAKE_HANG:
+		v->outcome = HANG;
+		return;
+	case WA_FAKE_DROP:
+		v->outcome = DROP;
+		return;
+	case WA_FAKE_GARBAGE:
+		v->outcome = GARBAGE;
+		return;
+	case WA_FAKE_ONCE:
+		once = table_get(&f->once, q->to);
+		if (once->t == INT64_MIN) {
+			once->t = now;
+			v->code = s->arg;
+			return;
+		}
+		break;
+	case WA_FAKE_SLOW:
+		v->delay_ms = s->arg;
+		break;
+	case WA_FAKE_FAIL:
+		fail = s->arg;
+		break;
+	case WA_FAKE_LOST:
+		v->lost = 1;
+		break;
+	default:
+		r = unit(f);
+		for (i = 0, sum = 0; i < f->c.nerrates; i++)
+			if (r < (sum += f->c.errates[i].fraction)) {
+				v->code = f->c.errates[i].code;
+				return;
+			}
+		if (f->c.drop_rate > 0 && unit(f) < f->c.drop_rate) {
+			v->outcome = DROP;
+			return;
+		}
+	}
+	if (!throughput_ok(f, &num, q->pnid, now)) {
+		v->code = 130429;
+		return;
+	}
+	if (f->c.pair_ms > 0) {
+		if (now - f->swept > f->c.pair_ms * 1000000) {
+			table_sweep(&f->pairs, now - f->c.pair_ms * 1000000);
+			f->swept = now;
+		}
+		wa_buf_printf(&key, "%s %s", q->pnid, q->to);
+		pair = table_get(&f->pairs, key.s);
+		wa_buf_free(&key);
+		if (pair->t != INT64_MIN && now - pair->t <
+		    f->c.pair_ms * 1000000) {
+			v->code = 131056;
+			return;
+		}
+		pair->t = now;
+	}
+	throughput_take(f, num, now);
+	memcpy(id, f->run, 8);
+	for (i = 0, f->serial++; i < 8; i++)
+		id[8 + i] = f->serial >> (56 - 8 * i);
+	wa_buf_puts(&key, "wamid.");
+	base64(&key, id, sizeof id);
+	snprintf(v->wamid, sizeof v->wamid, "%s", key.s);
+	wa_buf_free(&key);
+	if (f->c.hooks != NULL)
+		statuses(f, q, v->wamid, fail);
+	v->outcome = v->lost ? DROP : SENT;
+}
+
+static void
+error_body(struct wa_buf *b, long code)
+{
+	const struct meta_error *e = meta_error(code);
+	struct wa_buf msg = { 0 };
+	unsigned char r[15];
+
+	arc4random_buf(r, sizeof r);
+	wa_buf_printf(&msg, "(#%ld) %s", code, e->title);
+	wa_buf_puts(b, "{\"error\":{\"message\":");
+	wa_buf_json_string(b, msg.s, msg.len);
+	wa_buf_printf(b, ",\"type\":\"OAuthException\",\"code\":%ld,"
+	    "\"error_data\":{\"messaging_product\":\"whatsapp\",\"details\":",
+	    code);
+	wa_buf_json_string(b, e->details, strlen(e->details));
+	wa_buf_puts(b, "},\"fbtrace_id\":\"A");
+	base64(b, r, sizeof r);
+	wa_buf_puts(b, "\"}}");
+	wa_buf_free(&msg);
+}
+
+static void
+render(const struct req *q, const struct verdict *v, struct wa_fake_reply *r)
+{
+	r->delay_ms = v->delay_ms > 0 ? v->delay_ms : 0;
+	r->ctype = "application/json";
+	if (v->outcome == HANG || v->outcome == DROP) {
+		r->how = v->outcome == HANG ? WA_FAKE_NEVER : WA_FAKE_CLOSE;
+		return;
+	}
+	r->how = WA_FAKE_ANSWER;
+	r->http = 200;
+	if (v->outcome == GARBAGE) {
+		/* Cut short, as by a broken proxy: not JSON. */
+		wa_buf_puts(&r->body, "{\"messaging_product\":\"whatsapp\","
+		    "\"contacts\":[{\"input\"");
+	} else if (v->http != 0) {
+		r->http = v->http;
+		r->ctype = "text/html";
+		wa_buf_printf(&r->body, "<html><body><h1>%u</h1>"
+		    "<p>wa-fake-api: scripted HTTP %u</p></body></html>\n",
+		    v->http, v->http);
+	} else if (v->code >= 0) {
+		r->http = http_of(v->code);
+		error_body(&r->body, v->code);
+	} else {
+		wa_buf_puts(&r->body, "{\"messaging_product\":\"whatsapp\","
+		    "\"contacts\":[{\"input\":");
+		wa_buf_json_string(&r->body, q->to, strlen(q->to));
+		wa_buf_puts(&r->body, ",\"wa_id\":");
+		wa_buf_json_string(&r->body, q->to + 1, strlen(q->to + 1));
+		wa_buf_printf(&r->body, "}],\"messages\":[{\"id\":\"%s\","
+		    "\"message_status\":\"accepted\"}]}", v->wamid);
+	}
+}
+
+static void
+str_or_null(struct wa_buf *b, const char *key, const char *s)
+{
+	wa_buf_printf(b, ",\"%s\":", key);
+	if (s != NULL)
+		wa_buf_json_string(b, s, strlen(s));
+	else
+		wa_buf_puts(b, "null");
+}
+
+static void
+log_request(struct wa_fake *f, const struct req *q, const struct verdict *v,
+    const struct wa_fake_reply *r)
+{
+	struct wa_buf b = { 0 };
+
+	if (f->logfd < 0)
+		return;
+	wa_buf_printf(&b, "{\"t\":%lld", (long long)wa_unix_ms());
+	str_or_null(&b, "phone_number_id", q->pnid[0] ? q->pnid : NULL);
+	str_or_null(&b, "to", q->to);
+	str_or_null(&b, "callback", q->callback);
+	str_or_null(&b, "template", q->tmpl);
+	str_or_null(&b, "wamid", v->wamid[0] ? v->wamid : NULL);
+	wa_buf_printf(&b, ",\"outcome\":\"%s\",\"code\":",
+	    outcomes[v->outcome]);
+	if (v->code >= 0)
+		wa_buf_printf(&b, "%ld", v->code);
+	else
+		wa_buf_puts(&b, "null");
+	if (r->how == WA_FAKE_ANSWER)
+		wa_buf_printf(&b, ",\"http_status\":%u", r->http);
+	else
+		wa_buf_puts(&b, ",\"http_status\":null");
+	wa_buf_printf(&b, ",\"delay_ms\":%lld}\n", (long long)r->delay_ms);
+	if (write(f->logfd, b.s, b.len) != (ssize_t)b.len)
+		wa_warn("request log:");
+	wa_buf_free(&b);
+}
+
+/*
+ * Decides the answer to one whole request (body NULL: it was larger than
+ * WA_FAKE_BODY_MAX) and logs it. Safe to call from several threads at once.
+ */
+void
+wa_fake_handle(struct wa_fake *f, const char *method, const char *url,
+    const char *auth, const char *body, size_t len, struct wa_fake_reply *r)
+{
+	struct verdict v = { .outcome = ERROR, .code = -1 };
+	struct req q;
+
+	memset(r, 0, sizeof *r);
+	parse(&q, url, body, len);
+	v.code = check(f, &q, method, auth, body);
+	pthread_mutex_lock(&f->mu);
+	f->st.requests++;
+	v.delay_ms = f->c.latency_ms;
+	if (f->c.jitter_ms > 0)
+		v.delay_ms += (int64_t)(unit(f) * (2 * f->c.jitter_ms + 1)) -
+		    f->c.jitter_ms;
+	if (v.code < 0)
+		decide(f, &q, &v);
+	if (v.outcome == SENT || v.lost)
+		f->st.sent++;
+	else if (v.outcome == ERROR && v.http == 0)
+		f->st.refused++;
+	else
+		f->st.other++;
+	pthread_mutex_unlock(&f->mu);
+	render(&q, &v, r);
+	log_request(f, &q, &v, r);
+	json_object_put(q.obj);
+}
+
+void
+wa_fake_reply_free(struct wa_fake_reply *r)
+{
+	wa_buf_free(&r->body);
+}
+
+void
+wa_fake_free(struct wa_fake *f, struct wa_fake_stats *st)
+{
+	struct number *n;
+	size_t i;
+
+	*st = f->st;
+	while ((n = f->numbers) != NULL) {
+		f->numbers = n->next;
+		free(n->ring);
+		free(n);
+	}
+	table_free(&f->pairs);
+	table_free(&f->once);
+	for (i = 0; i < f->c.nscripts; i++)
+		free(f->c.scripts[i].suffix);
+	for (i = 0; i < f->c.ntemplates; i++)
+		free(f->c.templates[i]);
+	free(f->c.scripts);
+	free(f->c.templates);
+	free(f->c.errates);
+	free(f->c.token);
+	if (f->logfd >= 0)
+		close(f->logfd);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+}

@@ -1,0 +1,41 @@
+/*
+ * fake/hooks.h: sends status webhooks the way Meta does: statuses batched
+ * into the Cloud API's envelope, each POST signed with X-Hub-Signature-256,
+ * retried with exponential backoff until the receiver answers 200. A
+ * thread of its own does the sending (libcurl multi), so adding a status
+ * never blocks. Programs using it link libcurl and libcrypto.
+ */
+#ifndef WA_FAKE_HOOKS_H
+#define WA_FAKE_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct wa_hooks_conf {
+	const char	*url;
+	const char	*secret;	/* the app secret that signs bodies */
+	int		 batch;		/* statuses per POST, 1 to 1000 */
+	int		 inflight;	/* POSTs under way at once */
+	int64_t		 linger_ms;	/* a due status waits this long for
+					   a fuller batch */
+	int64_t		 retry_ms;	/* first retry; doubles each time */
+	int64_t		 retry_max_ms;
+	int64_t		 timeout_ms;	/* of one POST */
+	const char	*log;		/* a line per POST attempt, or NULL */
+	const char	*waba_id;	/* entry[].id */
+	const char	*display_phone;	/* metadata.display_phone_number */
+};
+
+struct wa_hooks_stats {
+	uint64_t	posts;		/* attempts */
+	uint64_t	delivered;	/* statuses in POSTs answered 200 */
+	uint64_t	undelivered;	/* statuses dropped by wa_hooks_stop */
+};
+
+struct wa_hooks;
+struct wa_hooks *wa_hooks_start(const struct wa_hooks_conf *c);
+void wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
+    const char *status, size_t len);
+void wa_hooks_stop(struct wa_hooks *h, struct wa_hooks_stats *st);
+
+#endif

@@ -1,0 +1,198 @@
+/*
+ * report.c: where a campaign stands. One statement builds the whole
+ * report as JSON, so the counts, the errors and the rate all come from
+ * one snapshot; wa_report_print lays the same object out for people.
+ *
+ * "accepted" counts the rows the API took (sent, delivered or read, or
+ * failed later with a wamid). "rate" is accepted divided by the seconds
+ * between the earliest and the latest claimed_at of the campaign's rows
+ * (claimed_at is a row's latest claim, so pauses count as sending time);
+ * "rate_last_minute" is the rows accepted among those claimed in the
+ * last 60 seconds, divided by 60.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "records/json.h"
+#include "pg/report.h"
+
+#define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
+    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+/*
+ * One pass over the rows: a group per status (set 7 in the GROUPING()
+ * bits), per attempt (11), per error (12), and all of them (15).
+ */
+static const char *report_sql =
+    "WITH g AS (SELECT GROUPING(status, attempt, error_code, error_title)"
+    "   AS set, status, attempt, error_code, error_title, count(*) AS n,"
+    "   count(*) FILTER (WHERE status = 'pending'"
+    "    AND next_attempt_at > now()) AS later,"
+    "   max(coalesce(status_at, claimed_at)) AS last,"
+    "   count(*) FILTER (WHERE acc) AS accepted,"
+    "   count(*) FILTER (WHERE acc AND claimed_at > now() -"
+    "    interval '1 minute') AS recent,"
+    "   min(claimed_at) AS first_claim, max(claimed_at) AS last_claim"
+    "  FROM (SELECT *, status IN ('sent', 'delivered', 'read')"
+    "   OR wamid IS NOT NULL AS acc FROM campaign_recipients"
+    "   WHERE campaign_id = $1) r"
+    "  GROUP BY GROUPING SETS ((status), (attempt),"
+    "   (error_code, error_title), ()))"
+    " SELECT json_build_object('id', c.id, 'name', c.name,"
+    "  'state', c.state, 'state_reason', c.state_reason,"
+    "  'phone_number_id', c.phone_number_id, 'template', c.template_name,"
+    "  'language', c.template_lang, 'max_attempts', c.max_attempts,"
+    "  'on_unknown', c.on_unknown, 'created_at', " ISO("c.created_at") ","
+    "  'started_at', " ISO("c.started_at") ","
+    "  'finished_at', " ISO("c.finished_at") ","
+    "  'total', t.n,"
+    "  'counts', (SELECT json_object_agg(k.k, coalesce(g.n, 0)"
+    "   ORDER BY k.o) FROM unnest('{pending,sending,unknown,sent,"
+    "   delivered,read,failed}'::text[]) WITH ORDINALITY k(k, o)"
+    "   LEFT JOIN g ON g.set = 7 AND g.status = k.k),"
+    "  'pending_later', t.later,"
+    "  'attempts', (SELECT coalesce(json_object_agg(attempt, n"
+    "   ORDER BY attempt), '{}') FROM g WHERE set = 11),"
+    "  'errors', (SELECT coalesce(json_agg(json_build_object('code',"
+    "   error_code, 'title', error_title, 'count', n,"
+    "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC), '[]')"
+    "   FROM (SELECT * FROM g WHERE set = 12 AND error_code IS NOT NULL"
+    "   ORDER BY n DESC, last DESC NULLS LAST LIMIT 5) y),"
+    "  'accepted', t.accepted,"
+    "  'first_claim_at', " ISO("t.first_claim") ","
+    "  'last_claim_at', " ISO("t.last_claim") ","
+    "  'claim_seconds',"
+    "   extract(epoch FROM t.last_claim - t.first_claim)::numeric,"
+    "  'rate', CASE WHEN t.last_claim > t.first_claim THEN"
+    "   round(t.accepted / extract(epoch FROM t.last_claim -"
+    "   t.first_claim)::numeric, 1) END,"
+    "  'rate_last_minute', round(t.recent / 60.0, 1))"
+    " FROM campaigns c JOIN g t ON t.set = 15 WHERE c.id = $1";
+
+/* Every campaign with its counts. */
+static const char *list_sql =
+    "SELECT c.id, c.state, count(r.id), count(r.id) FILTER (WHERE"
+    "  r.status IN ('pending', 'sending', 'unknown')),"
+    " count(r.id) FILTER (WHERE r.status IN ('sent', 'delivered', 'read')),"
+    " count(r.id) FILTER (WHERE r.status = 'failed'), c.name"
+    " FROM campaigns c LEFT JOIN campaign_recipients r"
+    "  ON r.campaign_id = c.id GROUP BY c.id ORDER BY c.id";
+
+/* The report of campaign id, or NULL when there is none. */
+struct json_object *
+wa_report(PGconn *conn, const char *id)
+{
+	const char *p[] = { id };
+	PGresult *res = wa_pg_exec(conn, report_sql, 1, p);
+	struct json_object *o = NULL;
+
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	if (PQntuples(res) == 1 &&
+	    (o = json_tokener_parse(PQgetvalue(res, 0, 0))) == NULL)
+		wa_die(EX_SOFTWARE, "the report is not JSON");
+	PQclear(res);
+	return o;
+}
+
+static const char *
+str(struct json_object *o, const char *key)
+{
+	const char *s = wa_json_str(o, key);
+
+	return s != NULL ? s : "-";
+}
+
+static long long
+num(struct json_object *o, const char *key)
+{
+	return json_object_get_int64(wa_json_get(o, key));
+}
+
+/* Seconds as "1h 2m 3s". */
+static void
+span(FILE *f, double secs)
+{
+	long long s = secs + 0.5;
+
+	if (s >= 3600)
+		fprintf(f, "%lldh ", s / 3600);
+	if (s >= 60)
+		fprintf(f, "%lldm ", s / 60 % 60);
+	fprintf(f, "%llds", s % 60);
+}
+
+void
+wa_report_print(FILE *f, struct json_object *o)
+{
+	struct json_object *v, *rate = wa_json_get(o, "rate");
+	long long total = num(o, "total"), n;
+	size_t i;
+
+	fprintf(f, "campaign %lld \"%s\": %s\n", num(o, "id"), str(o, "name"),
+	    str(o, "state"));
+	if (wa_json_str(o, "state_reason") != NULL)
+		fprintf(f, "  reason: %s\n", str(o, "state_reason"));
+	fprintf(f, "  template %s (%s) from number %s\n", str(o, "template"),
+	    str(o, "language"), str(o, "phone_number_id"));
+	fprintf(f, "  at most %lld attempts; a send of unknown fate: %s\n",
+	    num(o, "max_attempts"), str(o, "on_unknown"));
+	fprintf(f, "  created %s, started %s, finished %s\n",
+	    str(o, "created_at"), str(o, "started_at"), str(o, "finished_at"));
+	fprintf(f, "recipients %lld\n", total);
+	json_object_object_foreach(wa_json_get(o, "counts"), k, c) {
+		n = json_object_get_int64(c);
+		fprintf(f, "  %-10s %10lld %6.1f%%", k, n,
+		    total ? 100.0 * n / total : 0.0);
+		if (strcmp(k, "pending") == 0 && num(o, "pending_later") > 0)
+			fprintf(f, "  (%lld waiting to retry)",
+			    num(o, "pending_later"));
+		fputc('\n', f);
+	}
+	fprintf(f, "attempts  %s", total ? "" : " -");
+	json_object_object_foreach(wa_json_get(o, "attempts"), a, an)
+		fprintf(f, " %s: %lld", a,
+		    (long long)json_object_get_int64(an));
+	fprintf(f, "\nerrors, most common first:%s\n",
+	    json_object_array_length(wa_json_get(o, "errors")) ? "" : " none");
+	for (i = 0; i < json_object_array_length(wa_json_get(o, "errors"));
+	    i++) {
+		v = json_object_array_get_idx(wa_json_get(o, "errors"), i);
+		fprintf(f, "  %-7s %10lld  %s (last %s)\n",
+		    json_object_get_string(wa_json_get(v, "code")),
+		    num(v, "count"), str(v, "title"), str(v, "last_at"));
+	}
+	fprintf(f, "rate      ");
+	if (rate != NULL) {
+		fprintf(f, "%s/s: %lld accepted in ",
+		    json_object_get_string(rate), num(o, "accepted"));
+		span(f, json_object_get_double(wa_json_get(o,
+		    "claim_seconds")));
+		fprintf(f, " from the first claim to the last");
+	} else
+		fprintf(f, "- (%lld accepted)", num(o, "accepted"));
+	fprintf(f, "; %s/s in the last minute\n",
+	    json_object_get_string(wa_json_get(o, "rate_last_minute")));
+}
+
+/* One line per campaign: id, state, counts, name. */
+void
+wa_report_list(PGconn *conn, FILE *f)
+{
+	PGresult *res = wa_pg_exec(conn, list_sql, 0, NULL);
+	int i;
+
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	fprintf(f, "%6s  %-9s %10s %10s %10s %10s  %s\n", "ID", "STATE",
+	    "RECIPIENTS", "TO SEND", "SENT", "FAILED", "NAME");
+	for (i = 0; i < PQntuples(res); i++)
+		fprintf(f, "%6s  %-9s %10s %10s %10s %10s  %s\n",
+		    PQgetvalue(res, i, 0), PQgetvalue(res, i, 1),
+		    PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
+		    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5),
+		    PQgetvalue(res, i, 6));
+	PQclear(res);
+}

@@ -1,0 +1,362 @@
+/*
+ * statusdb.c: applying statuses to campaign_recipients.
+ *
+ * A batch is one prepared statement, sent without waiting so that the
+ * next batch is parsed while Postgres applies this one. It resolves each
+ * status to its row (the recipient id, else the wamid), keeps one status
+ * per row (the highest rank, then the earliest), updates the rows whose
+ * rank it raises, in id order, puts what matched no row in
+ * unmatched_statuses, and moves the spool checkpoint: all or nothing, as
+ * one statement is one transaction. A row in sending or unknown that gets
+ * any status leaves rank 0 through the same guard, which settles it.
+ *
+ * Kept statuses are retried by a second statement, run only while some
+ * may match: it moves those whose row has appeared onto it, through the
+ * same update.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/metrics.h"
+#include "core/sig.h"
+#include "records/status.h"
+#include "api/class.h"
+#include "pg/pg.h"
+#include "pg/statusdb.h"
+#include "spool/spool.h"
+
+/* The update both statements end with, from m(id, status, at, code, title). */
+#define UPDATE_M \
+    " m AS (SELECT DISTINCT ON (id) * FROM m0" \
+    "  ORDER BY id, status_rank(status) DESC, at)," \
+    " upd AS (UPDATE campaign_recipients r SET status = m.status," \
+    "   status_at = coalesce(m.at, now())," \
+    "   error_code = CASE WHEN m.status = 'failed' THEN m.code" \
+    "    ELSE r.error_code END," \
+    "   error_title = CASE WHEN m.status = 'failed' THEN m.title" \
+    "    ELSE r.error_title END" \
+    "  FROM m WHERE r.id = m.id" \
+    "   AND status_rank(m.status) > status_rank(r.status)" \
+    "  RETURNING r.id, m.status, extract(epoch FROM now() - m.at) AS lag)"
+
+static const char *apply_sql =
+    "WITH b AS (SELECT coalesce(b.rid, (SELECT c.id FROM campaign_recipients"
+    "   c WHERE c.wamid = b.wamid)) AS id, b.rid, b.wamid, b.status,"
+    "   to_timestamp(b.ts) AS at, b.code, b.title"
+    "  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[],"
+    "   $5::integer[], $6::text[]) AS b(rid, wamid, status, ts, code, title)),"
+    " m0 AS (SELECT id, status, at, code, title FROM b WHERE id IS NOT NULL),"
+    UPDATE_M ","
+    " kept AS (INSERT INTO unmatched_statuses (wamid, status, recipient_id,"
+    "   status_at, error_code, error_title)"
+    "  SELECT b.wamid, b.status, b.rid, b.at, b.code, b.title FROM b"
+    "  WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = b.id)"
+    "   AND NOT EXISTS (SELECT 1 FROM campaign_recipients c"
+    "    WHERE c.id = b.id)"
+    "  ON CONFLICT DO NOTHING RETURNING 1),"
+    " ck AS (INSERT INTO spool_checkpoints (spool, segment, byte_offset)"
+    "  SELECT $7::text, $8::bigint, $9::bigint WHERE $7::text IS NOT NULL"
+    "  ON CONFLICT (spool) DO UPDATE SET segment = excluded.segment,"
+    "   byte_offset = excluded.byte_offset, updated_at = now()"
+    "  RETURNING 1)"
+    " SELECT status, lag FROM upd"
+    " UNION ALL SELECT 'kept', count(*) FROM kept"
+    " UNION ALL SELECT 'checkpoint', count(*) FROM ck";
+
+static const char *retry_sql =
+    "WITH old AS (SELECT u.wamid, u.status, coalesce(u.recipient_id,"
+    "   (SELECT c.id FROM campaign_recipients c WHERE c.wamid = u.wamid))"
+    "   AS id FROM unmatched_statuses u"
+    "  WHERE u.received_at >= now() - make_interval(secs => $1)),"
+    " m0 AS (DELETE FROM unmatched_statuses u"
+    "  USING old o, campaign_recipients c"
+    "  WHERE u.wamid = o.wamid AND u.status = o.status AND c.id = o.id"
+    "  RETURNING c.id, u.status, u.status_at AS at, u.error_code AS code,"
+    "   u.error_title AS title),"
+    UPDATE_M
+    " SELECT status, lag FROM upd"
+    " UNION ALL SELECT 'matched', count(*) FROM m0";
+
+static int prepared_pid;	/* the backend the statement is prepared on */
+
+static void
+num(struct wa_buf *a, int has, int64_t v)
+{
+	char s[32];
+
+	if (!has) {
+		wa_pg_array_null(a);
+		return;
+	}
+	snprintf(s, sizeof s, "%lld", (long long)v);
+	wa_pg_array_add(a, s, strlen(s));
+}
+
+/*
+ * Six array literals in a[0..5]: recipient ids, wamids, statuses,
+ * timestamps, error codes, error titles (NULL where absent).
+ */
+static void
+arrays(const struct wa_status_batch *b, struct wa_buf *a)
+{
+	const struct wa_status *s;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		wa_pg_array_start(&a[i]);
+	for (s = b->v; s < b->v + b->n; s++) {
+		num(&a[0], s->rid != 0, s->rid);
+		wa_pg_array_add(&a[1], b->str.s + s->wamid, s->wamid_len);
+		wa_pg_array_add(&a[2], wa_rank_names[s->rank],
+		    strlen(wa_rank_names[s->rank]));
+		num(&a[3], s->ts != 0, s->ts);
+		num(&a[4], s->has_code, s->code);
+		if (s->title_len > 0)
+			wa_pg_array_add(&a[5], b->str.s + s->title,
+			    s->title_len);
+		else
+			wa_pg_array_null(&a[5]);
+	}
+	for (i = 0; i < 6; i++)
+		wa_pg_array_end(&a[i]);
+}
+
+static void
+lock(PGconn *conn, const char *spool)
+{
+	const char *p[] = { spool };
+	PGresult *res = wa_pg_exec(conn, "SELECT pg_try_advisory_lock("
+	    "hashtext('wa-status-ingest'), hashtext($1))", 1, p);
+
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	if (*PQgetvalue(res, 0, 0) != 't')
+		wa_die(EX_TEMPFAIL, "another wa-status-ingest follows %s",
+		    spool);
+	PQclear(res);
+}
+
+/*
+ * Whether a failed statement may run again (a deadlock, a lost
+ * connection: then taking the spool's lock again); exits 69 after the
+ * try-th failure or one that is not worth retrying.
+ */
+static void
+failed(PGconn *conn, PGresult *res, const char *spool, int try)
+{
+	wa_pg_warn(conn, res, "postgres");
+	if (try >= 8 || !wa_pg_retryable(conn, res))
+		exit(EX_UNAVAILABLE);
+	PQclear(res);
+	wa_sleep_ms(wa_backoff_ms(try, 100, 10000));
+	if (spool != NULL && PQstatus(conn) == CONNECTION_OK)
+		lock(conn, spool);
+}
+
+static PGresult *
+run(PGconn *conn, const char *spool, const char *sql, int n,
+    const char *const *p)
+{
+	PGresult *res;
+	int try;
+
+	for (try = 0;; try++) {
+		res = PQexecParams(conn, sql, n, NULL, p, NULL, NULL, 0);
+		if (PQresultStatus(res) == PGRES_TUPLES_OK ||
+		    PQresultStatus(res) == PGRES_COMMAND_OK)
+			return res;
+		failed(conn, res, spool, try);
+	}
+}
+
+/*
+ * Takes the spool for this session (exits 75 when another process has
+ * it) and returns where the last run stopped in *seg, *off (-1, 0: never).
+ */
+void
+wa_status_checkpoint(PGconn *conn, const char *spool, long long *seg,
+    long long *off)
+{
+	const char *p[] = { spool };
+	PGresult *res;
+
+	lock(conn, spool);
+	res = run(conn, spool, "SELECT segment, byte_offset FROM"
+	    " spool_checkpoints WHERE spool = $1", 1, p);
+	*seg = -1;
+	*off = 0;
+	if (PQntuples(res) == 1) {
+		*seg = atoll(PQgetvalue(res, 0, 0));
+		*off = atoll(PQgetvalue(res, 0, 1));
+	}
+	PQclear(res);
+}
+
+/* Sends the statement of b, prepared first on a new connection. */
+static void
+submit(PGconn *conn, struct wa_status_batch *b)
+{
+	PGresult *res;
+	int try;
+
+	for (try = 0; prepared_pid != PQbackendPID(conn); try++) {
+		res = PQprepare(conn, "wa_status_apply", apply_sql, 0, NULL);
+		if (PQresultStatus(res) == PGRES_COMMAND_OK)
+			prepared_pid = PQbackendPID(conn);
+		else
+			failed(conn, res, b->spool, try);
+		PQclear(res);
+	}
+	if (!PQsendQueryPrepared(conn, "wa_status_apply", 9, b->p, NULL, NULL,
+	    0))
+		prepared_pid = 0;
+	b->t0 = wa_now_ns();
+}
+
+/* Sends the reduced batch b, with (seg, off) as spool's checkpoint. */
+static void
+send_batch(PGconn *conn, struct wa_status_batch *b, const char *spool,
+    long long seg, long long off)
+{
+	int i;
+
+	arrays(b, b->arr);
+	for (i = 0; i < 6; i++)
+		b->p[i] = b->arr[i].s;
+	snprintf(b->num[0], sizeof b->num[0], "%lld", seg);
+	snprintf(b->num[1], sizeof b->num[1], "%lld", off);
+	b->spool = spool;
+	b->p[6] = spool;
+	b->p[7] = b->num[0];
+	b->p[8] = b->num[1];
+	submit(conn, b);
+}
+
+/* Adds the rows of res to *r; each applied status's lag to lag. */
+static void
+tally(PGresult *res, struct wa_status_result *r, struct wa_metric *lag)
+{
+	const char *what;
+	int i, k;
+
+	for (i = 0; i < PQntuples(res); i++) {
+		what = PQgetvalue(res, i, 0);
+		for (k = 0; k < 4 && strcmp(what, wa_st_names[k]) != 0; k++)
+			;
+		if (k < 4) {
+			r->applied[k]++;
+			if (!PQgetisnull(res, i, 1) && lag != NULL)
+				wa_metric_observe(lag,
+				    atof(PQgetvalue(res, i, 1)));
+		} else if (strcmp(what, "kept") == 0)
+			r->kept += atoll(PQgetvalue(res, i, 1));
+		else if (strcmp(what, "matched") == 0)
+			r->matched += atoll(PQgetvalue(res, i, 1));
+	}
+}
+
+/*
+ * Waits for the statement of b; sends it again after a deadlock or a
+ * lost connection, exits 69 when it cannot be applied.
+ */
+static void
+wait_batch(PGconn *conn, struct wa_status_batch *b,
+    struct wa_status_result *r, struct wa_metric *lag)
+{
+	PGresult *res, *last = NULL;
+	int try = 0;
+
+	for (;;) {
+		while ((res = PQgetResult(conn)) != NULL) {
+			PQclear(last);
+			last = res;
+		}
+		if (PQresultStatus(last) == PGRES_TUPLES_OK)
+			break;
+		if (last == NULL)
+			last = PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
+		failed(conn, last, b->spool, try++);
+		last = NULL;
+		submit(conn, b);
+	}
+	tally(last, r, lag);
+	PQclear(last);
+}
+
+/* Waits for the batch in flight, if any: then it is committed. */
+void
+wa_status_collect(struct wa_status_sink *k)
+{
+	struct wa_status_batch *b = &k->b[!k->cur];
+	long long kept = k->total.kept;
+
+	if (!k->busy)
+		return;
+	k->busy = 0;
+	wait_batch(k->conn, b, &k->total, k->lag);
+	if (k->secs != NULL)
+		wa_metric_observe(k->secs, (wa_now_ns() - b->t0) / 1e9);
+	if (k->total.kept > kept)
+		k->kept_at = wa_now_ms();
+	if (k->prune && b->spool != NULL)
+		wa_spool_prune(b->spool, atoll(b->num[0]));
+	wa_status_clear(b);
+}
+
+/*
+ * Reduces the batch being filled and sends it, with the spool position
+ * (seg, off) that it completes (seg -1: none), after the batch before it
+ * has been committed; while Postgres applies it, the next one fills.
+ */
+void
+wa_status_flush(struct wa_status_sink *k, long long seg, long long off)
+{
+	struct wa_status_batch *b = &k->b[k->cur];
+
+	wa_status_reduce(b);
+	wa_status_collect(k);
+	send_batch(k->conn, b, seg >= 0 ? k->spool : NULL, seg, off);
+	k->busy = 1;
+	k->cur = !k->cur;
+}
+
+/*
+ * Applies the kept statuses received within window seconds whose row has
+ * appeared.
+ */
+void
+wa_status_retry(struct wa_status_sink *k, long long window)
+{
+	const char *p[1];
+	PGresult *res;
+	char s[32];
+
+	wa_status_collect(k);
+	snprintf(s, sizeof s, "%lld", window);
+	p[0] = s;
+	res = run(k->conn, k->spool, retry_sql, 1, p);
+	tally(res, &k->total, k->lag);
+	PQclear(res);
+}
+
+/* Drops kept statuses older than ttl seconds; returns how many. */
+long long
+wa_status_expire(struct wa_status_sink *k, long long ttl)
+{
+	const char *p[1];
+	PGresult *res;
+	long long n;
+	char s[32];
+
+	snprintf(s, sizeof s, "%lld", ttl);
+	p[0] = s;
+	wa_status_collect(k);
+	res = run(k->conn, k->spool, "DELETE FROM unmatched_statuses"
+	    " WHERE received_at < now() - make_interval(secs => $1)", 1, p);
+	n = atoll(PQcmdTuples(res));
+	PQclear(res);
+	return n;
+}

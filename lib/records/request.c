@@ -1,0 +1,228 @@
+/*
+ * request.c: a send request (DESIGN.md "The NDJSON contract") checked and
+ * turned into the template message the Cloud API expects, with the
+ * recipient id and attempt in biz_opaque_callback_data.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "records/json.h"
+#include "records/request.h"
+
+/* Scalars as text: strings as they are, numbers in JSON. */
+static const char *
+scalar(struct json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+	case json_type_int:
+		return json_object_get_string(o);
+	default:
+		return NULL;
+	}
+}
+
+/* E.164 with its '+', spaces, dots, dashes and brackets dropped. */
+static const char *
+e164(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	if (*in++ != '+')
+		return NULL;
+	out[n++] = '+';
+	for (; *in; in++) {
+		if (strchr(" .-()", *in) != NULL)
+			continue;
+		if (!isdigit((unsigned char)*in) || n + 1 >= size)
+			return NULL;
+		out[n++] = *in;
+	}
+	out[n] = '\0';
+	if (n < 8 || n > 16 || out[1] == '0')
+		return NULL;
+	return out;
+}
+
+static void
+text_param(struct wa_buf *b, const char *name, const char *text)
+{
+	wa_buf_puts(b, "{\"type\":\"text\",");
+	if (name != NULL) {
+		wa_buf_puts(b, "\"parameter_name\":");
+		wa_buf_json_string(b, name, strlen(name));
+		wa_buf_add(b, ",", 1);
+	}
+	wa_buf_puts(b, "\"text\":");
+	wa_buf_json_string(b, text, strlen(text));
+	wa_buf_add(b, "}", 1);
+}
+
+/*
+ * template.params as the body's parameters: an array fills positional
+ * {{1}}, {{2}}...; an object fills named ones. A value that is itself an
+ * object is a whole parameter (currency, date_time...), sent verbatim.
+ */
+static const char *
+params(struct wa_buf *b, struct json_object *p)
+{
+	struct json_object *v;
+	const char *t;
+	size_t i, n;
+	int first = 1;
+
+	if (p == NULL || json_object_is_type(p, json_type_null))
+		return NULL;
+	wa_buf_puts(b, ",\"components\":[{\"type\":\"body\",\"parameters\":[");
+	if (json_object_is_type(p, json_type_array)) {
+		n = json_object_array_length(p);
+		for (i = 0; i < n; i++) {
+			v = json_object_array_get_idx(p, i);
+			if (i > 0)
+				wa_buf_add(b, ",", 1);
+			if (json_object_is_type(v, json_type_object))
+				wa_buf_puts(b, wa_json_text(v));
+			else if ((t = scalar(v)) != NULL)
+				text_param(b, NULL, t);
+			else
+				return "template.params holds a value that "
+				    "is not a string, number or object";
+		}
+	} else if (json_object_is_type(p, json_type_object)) {
+		json_object_object_foreach(p, k, val) {
+			if (!first)
+				wa_buf_add(b, ",", 1);
+			first = 0;
+			if ((t = scalar(val)) == NULL)
+				return "template.params holds a value that "
+				    "is not a string or number";
+			text_param(b, k, t);
+		}
+	} else
+		return "template.params is not an array or object";
+	wa_buf_puts(b, "]}]");
+	return NULL;
+}
+
+/*
+ * Keeps the request's text, line (len bytes), for its result: as it came,
+ * or re-written without the "result" of an earlier run.
+ */
+static void
+keep(struct wa_request *s, struct json_object *req, const char *line,
+    size_t len)
+{
+	s->line.len = 0;
+	if (json_object_object_get_ex(req, "result", NULL)) {
+		json_object_object_del(req, "result");
+		wa_buf_puts(&s->line, wa_json_text(req));
+		return;
+	}
+	while (len > 0 && strchr(" \t\r", line[len - 1]) != NULL)
+		len--;
+	wa_buf_add(&s->line, line, len);
+}
+
+/*
+ * Checks request req (the text of line, len bytes) and fills s for a POST
+ * under base. Returns NULL, or why the request cannot be sent. A request
+ * belongs to its campaign_id; one without (hand-written) to its number
+ * and template, for halts.
+ */
+const char *
+wa_request_prepare(struct wa_request *s, struct json_object *req,
+    const char *line, size_t len, const char *base)
+{
+	struct json_object *tpl, *lang, *comp, *o;
+	const char *number, *to, *name, *id, *attempt, *why;
+	char phone[24], cb[WA_CALLBACK_MAX + 1];
+	size_t n;
+
+	s->url.len = s->body.len = s->campaign.len = 0;
+	keep(s, req, line, len);
+	number = scalar(wa_json_get(req, "phone_number_id"));
+	if (number == NULL || *number == '\0')
+		return "no phone_number_id";
+	if (strlen(number) >= sizeof s->number || number[strspn(number,
+	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "_-")] != '\0')
+		return "phone_number_id is not a phone number id";
+	if ((to = wa_json_str(req, "to")) == NULL)
+		return "no \"to\"";
+	if (e164(to, phone, sizeof phone) == NULL)
+		return "\"to\" is not an E.164 number with its '+'";
+	tpl = wa_json_get(req, "template");
+	if ((name = wa_json_str(tpl, "name")) == NULL || *name == '\0')
+		return "no template.name";
+	lang = wa_json_get(tpl, "language");
+	if (!json_object_is_type(lang, json_type_string) &&
+	    wa_json_str(lang, "code") == NULL)
+		return "no template.language";
+	comp = wa_json_get(tpl, "components");
+	if (comp != NULL && !json_object_is_type(comp, json_type_array))
+		return "template.components is not an array";
+
+	snprintf(s->number, sizeof s->number, "%s", number);
+	wa_buf_printf(&s->url, "%s/%s/messages", base, number);
+	wa_buf_puts(&s->body, "{\"messaging_product\":\"whatsapp\","
+	    "\"recipient_type\":\"individual\",\"to\":");
+	wa_buf_json_string(&s->body, phone, strlen(phone));
+	wa_buf_puts(&s->body, ",\"type\":\"template\"");
+	if ((o = wa_json_get(req, "id")) != NULL) {
+		if ((id = scalar(o)) == NULL)
+			return "id is not a string or number";
+		attempt = scalar(wa_json_get(req, "attempt"));
+		n = snprintf(cb, sizeof cb, WA_CALLBACK_PREFIX "%s%s%s", id,
+		    attempt ? ":" : "", attempt ? attempt : "");
+		if (n >= sizeof cb)
+			return "id too long for biz_opaque_callback_data";
+		wa_buf_puts(&s->body, ",\"biz_opaque_callback_data\":");
+		wa_buf_json_string(&s->body, cb, n);
+	}
+	wa_buf_puts(&s->body, ",\"template\":{\"name\":");
+	wa_buf_json_string(&s->body, name, strlen(name));
+	wa_buf_puts(&s->body, ",\"language\":");
+	if (json_object_is_type(lang, json_type_string)) {
+		wa_buf_puts(&s->body, "{\"code\":");
+		wa_buf_json_string(&s->body, json_object_get_string(lang),
+		    json_object_get_string_len(lang));
+		wa_buf_add(&s->body, "}", 1);
+	} else
+		wa_buf_puts(&s->body, wa_json_text(lang));
+	if (comp != NULL) {
+		wa_buf_puts(&s->body, ",\"components\":");
+		wa_buf_puts(&s->body, wa_json_text(comp));
+	} else if ((why = params(&s->body, wa_json_get(tpl, "params"))))
+		return why;
+	wa_buf_puts(&s->body, "}}");
+
+	if ((o = wa_json_get(req, "campaign_id")) != NULL && scalar(o))
+		wa_buf_printf(&s->campaign, "campaign %s", scalar(o));
+	else
+		wa_buf_printf(&s->campaign, "number %s template %s", number,
+		    name);
+	return NULL;
+}
+
+void
+wa_request_free(struct wa_request *s)
+{
+	wa_buf_free(&s->url);
+	wa_buf_free(&s->body);
+	wa_buf_free(&s->campaign);
+	wa_buf_free(&s->line);
+}
+
+/* Adds what --dry-run shows: the URL and the body it would POST. */
+void
+wa_request_dry(struct json_object *req, const struct wa_request *s)
+{
+	struct json_object *d = json_object_new_object();
+
+	json_object_object_add(d, "url", json_object_new_string(s->url.s));
+	json_object_object_add(d, "body", json_tokener_parse(s->body.s));
+	json_object_object_add(req, "dry_run", d);
+}

@@ -1,0 +1,76 @@
+/*
+ * records/status.h: the statuses in Meta's webhook bodies, gathered into
+ * a batch and reduced to one per message (the highest rank), ready for
+ * pg/statusdb.h to apply with one statement.
+ */
+#ifndef WA_RECORDS_STATUS_H
+#define WA_RECORDS_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "core/buf.h"
+
+/* Status values as Meta sends them; played counts as read. */
+enum {
+	WA_ST_SENT, WA_ST_DELIVERED, WA_ST_READ, WA_ST_FAILED, WA_ST_PLAYED,
+	WA_ST_DELETED, WA_ST_WARNING, WA_ST_OTHER, WA_ST_N
+};
+/* What a body may hold besides statuses: counted, logged, skipped. */
+enum {
+	WA_ODD_MALFORMED,	/* a status without id or status */
+	WA_ODD_SYSTEM_ERROR,	/* value.errors: no message to tie it to */
+	WA_ODD_MESSAGE,		/* value.messages: inbound messages */
+	WA_ODD_FIELD,		/* changes of another field (templates, ...) */
+	WA_ODD_OBJECT,		/* not a whatsapp_business_account body */
+	WA_ODD_N
+};
+extern const char *const wa_st_names[WA_ST_N];
+extern const char *const wa_odd_names[WA_ODD_N];
+extern const char *const wa_rank_names[];	/* by rank, 1 to 4 */
+
+struct wa_status {
+	int64_t		 rid;	/* from biz_opaque_callback_data, or 0 */
+	int64_t		 ts;	/* the status's timestamp, or 0 */
+	int64_t		 code;	/* errors[0].code, when has_code */
+	int		 has_code;
+	int		 rank;	/* 1 sent, 2 failed, 3 delivered, 4 read */
+	size_t		 wamid, wamid_len;	/* in the batch's str */
+	size_t		 title, title_len;	/* title_len 0: none */
+};
+
+struct wa_status_batch {
+	struct wa_status *v;
+	size_t		 n;
+	size_t		 cap;
+	struct wa_buf	 str;		/* the strings of v */
+	uint64_t	 seen[WA_ST_N];	/* totals since the start */
+	uint64_t	 odd[WA_ODD_N];
+	struct wa_buf	 arr[6];	/* the batch as array parameters */
+	const char	*p[9];		/* the statement's parameters */
+	char		 num[2][24];
+	const char	*spool;
+	int64_t		 t0;		/* when it was sent */
+};
+
+/* What one statement did. */
+struct wa_status_result {
+	long long	 applied[4];	/* by status, in wa_st_names order */
+	long long	 kept;		/* statuses put in unmatched_statuses */
+	long long	 matched;	/* kept ones whose row has appeared */
+};
+
+/* Adds the statuses of one parsed body; where, lineno: for messages. */
+void wa_status_walk(struct wa_status_batch *b, struct json_object *body,
+    const char *where, unsigned long lineno);
+/* Parses one line (a body) and adds its statuses; NULL, or why not. */
+const char *wa_status_take(struct wa_status_batch *b,
+    struct json_tokener *tok, const char *line, size_t len,
+    const char *where, unsigned long lineno);
+void wa_status_reduce(struct wa_status_batch *b);
+void wa_status_clear(struct wa_status_batch *b);
+void wa_status_free(struct wa_status_batch *b);
+
+#endif

@@ -1,0 +1,1 @@
+#error "lib/records must not use libpq-fe.h"
