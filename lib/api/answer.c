@@ -155,7 +155,7 @@ wa_answer_count(const struct wa_answer *a)
 {
 	static const double secs[] = { .01, .025, .05, .1, .25, .5, 1, 2.5,
 	    5, 10, 30 };
-	static struct wa_metric *outcomes[WA_AMBIGUOUS + 1], *latency;
+	static struct wa_metric *outcomes[WA_UNSENT + 1], *latency;
 	char label[64];
 
 	if (outcomes[a->class] == NULL) {

@@ -94,7 +94,8 @@ wa_class_name(enum wa_class c)
 {
 	static const char *names[] = {
 		"sent", "throughput", "unavailable", "pair_rate", "later",
-		"transient", "permanent", "fatal", "ambiguous"
+		"transient", "permanent", "fatal", "ambiguous", "outage",
+		"unsent"
 	};
 
 	return names[c];

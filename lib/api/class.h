@@ -16,7 +16,11 @@ enum wa_class {
 	WA_TRANSIENT,		/* retry with backoff */
 	WA_PERMANENT,		/* this row failed */
 	WA_FATAL,		/* halt the campaign */
-	WA_AMBIGUOUS		/* may have been sent: unknown */
+	WA_AMBIGUOUS,		/* may have been sent: unknown */
+	WA_OUTAGE,		/* the API unreachable (refused, DNS, TLS,
+				   a run of 5xx): retry, not an attempt */
+	WA_UNSENT		/* never left this host (stopping): retry at
+				   once, not an attempt */
 };
 
 /* The class of an answer: error.code (-1: none), else the HTTP status. */

@@ -114,6 +114,35 @@ wa_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+int
+wa_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+
+	while (i < n) {
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if ((k = wa_utf8_len(p + i, n - i)) == 0)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+size_t
+wa_utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	/* Back over continuation bytes to the start of a character. */
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
 void
 wa_buf_free(struct wa_buf *b)
 {

@@ -22,7 +22,15 @@ void wa_buf_printf(struct wa_buf *b, const char *fmt, ...)
 void wa_buf_json_string(struct wa_buf *b, const char *s, size_t n);
 void wa_buf_free(struct wa_buf *b);
 
-/* How many of the n bytes at s form valid UTF-8 from the start. */
+/*
+ * UTF-8 as Postgres takes it: no overlong forms, no surrogates, nothing
+ * past U+10FFFF. wa_utf8_len: the length of the sequence at s (n bytes
+ * left), 0 when invalid; wa_utf8_valid: whether all n bytes are;
+ * wa_utf8_cut: the longest prefix of s, at most max bytes, that ends on
+ * a character boundary (s valid).
+ */
 size_t wa_utf8_len(const unsigned char *s, size_t n);
+int wa_utf8_valid(const char *s, size_t n);
+size_t wa_utf8_cut(const char *s, size_t n, size_t max);
 
 #endif
