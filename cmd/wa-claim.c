@@ -265,6 +265,7 @@ main(int argc, char **argv)
 		usage(stderr, EX_USAGE);
 
 	wa_signals();
+	wa_metrics_on_usr2(NULL);
 	rows_total = wa_counter("wa_claim_rows_total", NULL,
 	    "Rows claimed and emitted.");
 	claims_total = wa_counter("wa_claim_statements_total", NULL,

@@ -317,6 +317,7 @@ main(int argc, char **argv)
 		usage(stderr, EX_USAGE);
 
 	wa_signals();
+	wa_metrics_on_usr2(NULL);
 	for (k = 0; k < 5; k++) {
 		char label[32];
 

@@ -274,6 +274,7 @@ main(int argc, char **argv)
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
 	wa_signals();
+	wa_metrics_on_usr2(NULL);
 	setup();
 
 	for (;;) {

@@ -318,6 +318,7 @@ main(int argc, char **argv)
 		usage(stderr, EX_USAGE);
 
 	wa_signals();
+	wa_metrics_on_usr2(NULL);
 	metrics();
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 0);
 	if (reject != NULL)

@@ -308,6 +308,7 @@ main(int argc, char **argv)
 	}
 
 	wa_signals();
+	wa_metrics_on_usr2(NULL);
 	wa_signal(SIGUSR1, on_usr1);
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 1);
 	if (reject != NULL)

@@ -285,6 +285,7 @@ main(int argc, char **argv)
 		    "will be refused");
 
 	wa_signals();
+	wa_metrics_on_usr2(&metrics_mu);
 	for (i = 0; i < NCODES; i++) {
 		canned[i] = MHD_create_response_from_buffer(strlen(texts[i]),
 		    (void *)texts[i], MHD_RESPMEM_PERSISTENT);

@@ -3,8 +3,12 @@
  * format, for node_exporter's textfile collector. With --metrics FILE a
  * program calls wa_metrics_tick often (it writes every few seconds) and
  * wa_metrics_write at exit; the file is written beside its final name and
- * renamed over it, so a reader never sees half of it.
+ * renamed over it, so a reader never sees half of it. SIGUSR2 has it
+ * written at once (wa_metrics_on_usr2), for tests and for operators who
+ * cannot wait for the next tick.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,7 @@ struct wa_metric {
 static struct wa_metric *all;
 static char *path;
 static int64_t written;
+static pthread_mutex_t *lock;	/* held by other threads to change them */
 
 void
 wa_metrics_open(const char *p)
@@ -186,4 +191,28 @@ wa_metrics_tick(void)
 {
 	if (path != NULL && wa_now_ms() - written >= EVERY_MS)
 		wa_metrics_write();
+}
+
+/* SIGUSR2, after the wait it came in. */
+static void
+on_usr2(void)
+{
+	if (lock != NULL)
+		pthread_mutex_lock(lock);
+	wa_metrics_write();
+	if (lock != NULL)
+		pthread_mutex_unlock(lock);
+}
+
+/*
+ * Catches SIGUSR2, which then has the file written at once (without
+ * --metrics it does nothing, and never ends the program). Call it in
+ * every program that takes --metrics, before any thread starts; mu, when
+ * not NULL, is the lock other threads hold while they change metrics.
+ */
+void
+wa_metrics_on_usr2(pthread_mutex_t *mu)
+{
+	lock = mu;
+	wa_signal_then(SIGUSR2, on_usr2);
 }

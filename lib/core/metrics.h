@@ -5,6 +5,8 @@
 #ifndef WA_CORE_METRICS_H
 #define WA_CORE_METRICS_H
 
+#include <pthread.h>
+
 struct wa_metric;
 
 void wa_metrics_open(const char *path);
@@ -21,5 +23,7 @@ void wa_metric_observe(struct wa_metric *m, double v);
 /* Writes the file when it is due (call often), or now. */
 void wa_metrics_tick(void);
 void wa_metrics_write(void);
+/* SIGUSR2 writes the file now; mu: the lock of other threads, or NULL. */
+void wa_metrics_on_usr2(pthread_mutex_t *mu);
 
 #endif

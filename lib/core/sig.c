@@ -3,7 +3,9 @@
  * stops taking input, finishes and flushes what it holds, and exits. The
  * signals stay blocked except while the program waits (wa_wait,
  * wa_sleep_ms), so a signal can never slip in between the check of
- * wa_stopping and the wait that would then block for ever.
+ * wa_stopping and the wait that would then block for ever. Work a signal
+ * asks for that a handler cannot do (SIGUSR2: write the metrics file) is
+ * done right after the wait it came in (wa_signal_then).
  */
 #include <errno.h>
 #include <time.h>
@@ -13,6 +15,15 @@
 volatile sig_atomic_t wa_stopping;
 static sigset_t waitmask;	/* the mask while waiting */
 static int caught;
+
+/* Work a signal asks for, done after the wait it cut short. */
+#define NLATER 4
+static struct {
+	int	 sig;
+	void	 (*fn)(void);
+} later[NLATER];
+static volatile sig_atomic_t due[NLATER];
+static int nlater;
 
 static void
 onstop(int sig)
@@ -41,6 +52,52 @@ wa_signal(int sig, void (*fn)(int))
 	sigdelset(&waitmask, sig);
 }
 
+static void
+onlater(int sig)
+{
+	int i;
+
+	for (i = 0; i < nlater; i++)
+		if (later[i].sig == sig)
+			due[i] = 1;
+}
+
+/*
+ * Catches sig; fn runs after the wait the signal came in, in the
+ * program's own flow rather than in a handler, so it may do what a
+ * handler may not (allocate, write files).
+ */
+void
+wa_signal_then(int sig, void (*fn)(void))
+{
+	int i;
+
+	for (i = 0; i < nlater && later[i].sig != sig; i++)
+		;
+	if (i == NLATER)
+		return;
+	later[i].fn = fn;
+	if (i == nlater) {
+		later[i].sig = sig;
+		nlater++;
+	}
+	wa_signal(sig, onlater);
+}
+
+/* Runs the work the signals caught during a wait asked for. */
+static void
+run_later(void)
+{
+	int i, saved = errno;
+
+	for (i = 0; i < nlater; i++)
+		if (due[i]) {
+			due[i] = 0;
+			later[i].fn();
+		}
+	errno = saved;
+}
+
 void
 wa_signals(void)
 {
@@ -52,36 +109,21 @@ wa_signals(void)
 	wa_signal(SIGINT, onstop);
 }
 
-/*
- * Lets the caught signals in (on != 0) around a wait that cannot take a
- * signal mask, such as curl_multi_poll; a signal then cuts the wait short
- * at worst by its timeout.
- */
-void
-wa_signals_allow(int on)
-{
-	static sigset_t saved;
-
-	if (!caught)
-		return;
-	if (on)
-		sigprocmask(SIG_SETMASK, &waitmask, &saved);
-	else
-		sigprocmask(SIG_SETMASK, &saved, NULL);
-}
-
 /* poll(2) with the caught signals let in; timeout in ms, -1 for ever. */
 int
 wa_wait(struct pollfd *fds, int n, int timeout)
 {
 	struct timespec ts, *tsp = NULL;
+	int r;
 
 	if (timeout >= 0) {
 		ts.tv_sec = timeout / 1000;
 		ts.tv_nsec = (long)(timeout % 1000) * 1000000;
 		tsp = &ts;
 	}
-	return ppoll(fds, n, tsp, caught ? &waitmask : NULL);
+	r = ppoll(fds, n, tsp, caught ? &waitmask : NULL);
+	run_later();
+	return r;
 }
 
 /* Sleeps ms; returns -1 if a signal cut the sleep short. */
@@ -89,12 +131,15 @@ int
 wa_sleep_ms(int64_t ms)
 {
 	struct timespec ts;
+	int r;
 
 	if (ms <= 0)
 		return 0;
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (long)(ms % 1000) * 1000000;
-	return ppoll(NULL, 0, &ts, caught ? &waitmask : NULL) < 0 ? -1 : 0;
+	r = ppoll(NULL, 0, &ts, caught ? &waitmask : NULL);
+	run_later();
+	return r < 0 ? -1 : 0;
 }
 
 int64_t

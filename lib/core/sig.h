@@ -1,7 +1,8 @@
 /*
  * core/sig.h: signals and time. SIGTERM and SIGINT set wa_stopping; the
  * caught signals are delivered only while the program waits (wa_wait,
- * wa_sleep_ms), so none slips between a check and a wait.
+ * wa_sleep_ms), so none slips between a check and a wait;
+ * wa_signal_then's work runs right after such a wait.
  */
 #ifndef WA_CORE_SIG_H
 #define WA_CORE_SIG_H
@@ -14,7 +15,7 @@ extern volatile sig_atomic_t wa_stopping;
 
 void wa_signals(void);
 void wa_signal(int sig, void (*fn)(int));
-void wa_signals_allow(int on);
+void wa_signal_then(int sig, void (*fn)(void));
 int wa_wait(struct pollfd *fds, int n, int timeout);
 int wa_sleep_ms(int64_t ms);
 
