@@ -84,7 +84,15 @@ some() {
 	test "$(sending)" -gt 0
 }
 ok "wa-claim claims some rows" wait_for 60 some
-sleep 2
+# Full: a writer could not write now. wa-claim claims only once its pipe
+# has room, and marks rows sending before it writes them, so from here on
+# the count stays put until the reader reads.
+pipe_full() {
+	perl -e 'open(my $f, ">", $ARGV[0]) or exit 2; my $w = "";
+	    vec($w, fileno($f), 1) = 1; exit(select(undef, $w, undef, 0))' \
+	    "$T/fifo"
+}
+ok "the pipe fills" wait_for 60 pipe_full
 n=$(sending)
 ok "a stalled reader leaves few rows sending ($n of 20000)" test "$n" -le 300
 head -50 <&3 >/dev/null

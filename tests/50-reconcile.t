@@ -58,12 +58,20 @@ like "$(sql "select error_title from campaign_recipients
 # A row locked by a pipeline writing it right now is skipped.
 sql "update campaign_recipients set status = 'unknown',
     status_at = now() - interval '1 hour' where id = $first + 2"
-psql -X -q -c "begin; select 1 from campaign_recipients where id = $first + 2
-    for update; select pg_sleep(3); commit" >/dev/null &
+PGAPPNAME=locker psql -X -q -c "begin" -c "select 1 from campaign_recipients
+    where id = $first + 2 for update" -c "select pg_sleep(300)" \
+    >/dev/null 2>&1 &
 locker=$!
-sleep 1
+t_pids="$t_pids $locker"
+locked() {
+	[ "$(sql "select count(*) from pg_stat_activity where application_name
+	    = 'locker' and query like '%pg_sleep%'")" = 1 ]
+}
+wait_for 20 locked
 wa-reconcile --unknown-after 60 >"$T/out"
 is "$(row $((first + 2)))" "unknown 1" "a row locked by a writer is not touched"
+sql "select pg_terminate_backend(pid) from pg_stat_activity
+    where application_name = 'locker'" >/dev/null
 wait "$locker"
 wa-reconcile --unknown-after 60 >"$T/out"
 is "$(row $((first + 2)))" "failed 1" "and is settled on the next run"

@@ -134,6 +134,22 @@ wait_for() {
 	done
 }
 
+# catches_usr2 PID: PID has its SIGUSR2 handler (before that, the signal
+# would end it).
+catches_usr2() {
+	t_cgt=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$t_cgt" ] && [ $((0x$t_cgt >> 11 & 1)) = 1 ]
+}
+
+# metrics_now PID FILE: has PID write its --metrics FILE now (SIGUSR2)
+# and waits until it is written.
+metrics_now() {
+	wait_for 20 catches_usr2 "$1" || return 1
+	rm -f "$2"
+	kill -USR2 "$1"
+	wait_for 20 test -s "$2"
+}
+
 # shellcheck source=scripts/pgtmp.sh
 . "$TOP/scripts/pgtmp.sh"
 
