@@ -14,7 +14,8 @@ pipeline() {
 	{
 		wa-claim -c "$1" 2>>"$T/claim.err"
 		echo $? >"$T/claim.rc"
-	} | wa-throttle -r 500 2>>"$T/throttle.err" | wa-send --timeout-ms 5000 2>>"$T/send.err" |
+	} | wa-throttle -r 500 2>>"$T/throttle.err" |
+	    wa-send --timeout-ms 5000 2>>"$T/send.err" |
 	    wa-record --backoff-base 100 --backoff-cap 400 >"$T/recorded" \
 	    2>>"$T/record.err"
 }
