@@ -86,6 +86,7 @@ static void
 usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-campaign [-d conninfo] command [options]\n"
+	    "       wa-campaign -h | --help | --version\n"
 	    "  create --name name --phone-number-id id --template name\n"
 	    "         [--language lang] [--max-attempts n] "
 	    "[--on-unknown resend|fail]\n"

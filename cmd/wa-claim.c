@@ -76,7 +76,8 @@ usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-claim [--once] [-d conninfo] [-n batch] "
 	    "[--metrics file] [--pipe-size bytes]\n"
-	    "                [--poll-ms ms] -c campaign\n");
+	    "                [--poll-ms ms] -c campaign\n"
+	    "       wa-claim -h | --help | --version\n");
 	exit(status);
 }
 

@@ -42,7 +42,8 @@ usage(FILE *f, int status)
 	    "[--webhook-inflight n]\n"
 	    "        [--webhook-log file] [--dup-rate f] [--reorder-rate f] "
 	    "[--fail-rate f]\n"
-	    "        [--read-rate f]\n");
+	    "        [--read-rate f]\n"
+	    "       wa-fake-api -h | --help | --version\n");
 	exit(status);
 }
 

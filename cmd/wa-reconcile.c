@@ -73,9 +73,10 @@ static const char *complete_sql =
 static void
 usage(FILE *f, int status)
 {
-	fprintf(f, "usage: wa-reconcile [-n] [-c campaign] [-d conninfo] "
-	    "[--stale-after secs]\n"
-	    "                   [--unknown-after secs]\n");
+	fprintf(f, "usage: wa-reconcile [-n | --dry-run] [-c campaign] "
+	    "[-d conninfo] [--stale-after secs]\n"
+	    "                   [--unknown-after secs]\n"
+	    "       wa-reconcile -h | --help | --version\n");
 	exit(status);
 }
 

@@ -100,7 +100,8 @@ usage(FILE *f, int status)
 	fprintf(f, "usage: wa-record [-d conninfo] [-n batch] "
 	    "[--backoff-base ms] [--backoff-cap ms]\n"
 	    "                 [--flush-ms ms] [--metrics file] "
-	    "[--reject file]\n");
+	    "[--reject file]\n"
+	    "       wa-record -h | --help | --version\n");
 	exit(status);
 }
 

@@ -56,10 +56,11 @@ static struct wa_metric *in_flight, *in_flight_max, *held;
 static void
 usage(FILE *f, int status)
 {
-	fprintf(f, "usage: wa-send [--dry-run] [-j concurrency] "
-	    "[--timeout-ms ms] [--connect-timeout-ms ms]\n"
-	    "               [--breaker n] [--metrics file] "
-	    "[--reject file]\n");
+	fprintf(f, "usage: wa-send [-n | --dry-run] [-j | --concurrency n] "
+	    "[--timeout-ms ms]\n"
+	    "               [--connect-timeout-ms ms] [--breaker n] "
+	    "[--metrics file] [--reject file]\n"
+	    "       wa-send -h | --help | --version\n");
 	exit(status);
 }
 

@@ -63,7 +63,8 @@ usage(FILE *f, int status)
 	    "                        [--metrics file] [--reject file] "
 	    "[--retry-window s]\n"
 	    "                        [--sweep-interval s] "
-	    "[--unmatched-ttl s] [--follow dir]\n");
+	    "[--unmatched-ttl s] [--follow dir]\n"
+	    "       wa-status-ingest -h | --help | --version\n");
 	exit(status);
 }
 

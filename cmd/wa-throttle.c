@@ -70,7 +70,8 @@ usage(FILE *f, int status)
 	    "[--reject file] [--metrics file]\n"
 	    "                  [--cluster [-d conninfo] [--lease-ms ms]]\n"
 	    "       wa-throttle --number id [--set-rate rate [-b burst]] "
-	    "[--pause ms] [--cluster]\n");
+	    "[--pause ms] [--cluster]\n"
+	    "       wa-throttle -h | --help | --version\n");
 	exit(status);
 }
 

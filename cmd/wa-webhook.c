@@ -68,11 +68,12 @@ struct req {
 static void
 usage(FILE *f, int status)
 {
-	fprintf(f, "usage: wa-webhook [--listen addr:port] [--max-body bytes] "
-	    "[--max-connections n]\n"
+	fprintf(f, "usage: wa-webhook [-l | --listen addr:port] "
+	    "[--max-body bytes] [--max-connections n]\n"
 	    "                  [--metrics file] [--port-file file] "
 	    "[--segment-bytes bytes]\n"
-	    "                  -s spool-dir\n");
+	    "                  -s | --spool spool-dir\n"
+	    "       wa-webhook -h | --help | --version\n");
 	exit(status);
 }
 
