@@ -57,10 +57,12 @@ is "$(cat "$T/outa" "$T/outb" | wc -l)" 80 'both passed all their lines'
 # bucket starts empty, so 100 lines take at least 99/40 s; a refill would
 # give the second process its burst of 20 at once, 0.5 s less.
 fresh
+# (Emptied first: the count below must not see the last run's lines.)
+: >"$T/outa"
 t0=$(now)
 wa-throttle -r 40 -b 20 <"$T/in60" >"$T/outa" &
 pa=$!
-wait_for 10 count "$T/outa" 30
+wait_for 30 count "$T/outa" 30 || bail "the first process passed nothing"
 wa-throttle -r 40 -b 20 <"$T/in40" >"$T/outb" 2>"$T/err"
 wait "$pa"
 t1=$(now)
@@ -83,10 +85,11 @@ is "$(wc -l <"$T/out")" 21 'all passed after the pause'
 # Across a pause while running: 40 lines at 40/s, burst 4, paused 1 s
 # mid-way: >= 1 + 36/40 s.
 fresh
+: >"$T/out"
 t0=$(now)
 wa-throttle -r 40 -b 4 --metrics "$T/metrics" <"$T/in40" >"$T/out" &
 pa=$!
-wait_for 10 count "$T/out" 10
+wait_for 30 count "$T/out" 10 || bail "nothing passed before the pause"
 wa-throttle --pause 1000 --number "$NUM"
 wait "$pa"
 t1=$(now)
@@ -103,11 +106,12 @@ like "$m" "^wa_throttle_rate\\{number=\"$NUM\"\\} 40$" 'metrics: rate'
 # The rate changed live reaches every process: two at 100/s, then 20/s.
 fresh
 gen 30 >"$T/in30"
+: >"$T/outa"
 wa-throttle -r 100 -b 1 <"$T/in30" >"$T/outa" 2>"$T/erra" &
 pa=$!
 wa-throttle -r 100 -b 1 <"$T/in30" >"$T/outb" &
 pb=$!
-wait_for 10 count "$T/outa" 8
+wait_for 30 count "$T/outa" 8 || bail "nothing passed at 100/s"
 wa-throttle --set-rate 20 -b 1 --number "$NUM"
 t0=$(now)
 done0=$(cat "$T/outa" "$T/outb" | wc -l)

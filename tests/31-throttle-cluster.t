@@ -63,7 +63,7 @@ ok "22 lines at the cluster's 20/s: >= 0.9 s (took $(took "$t0" "$t1"))" \
 
 # A pause for the cluster: nothing before its end, no accumulation.
 gen 5 >"$T/in5"
-wait_for 10 drained
+wait_for 30 drained
 t0=$(now)
 exits 0 '--pause --cluster' wa-throttle --cluster --pause 800 --number "$NUM"
 host b wa-throttle --cluster <"$T/in5" >/dev/null
@@ -75,6 +75,9 @@ ok "5 lines after an 800 ms pause at 20/s: >= 1.0 s (took $(took "$t0" "$t1"))" 
 # host b as well, through the row.
 mkfifo "$T/fa" "$T/fb"
 exec 3<>"$T/fa" 4<>"$T/fb"
+# Emptied here: the counts below must not see the first test's lines.
+: >"$T/outa"
+: >"$T/outb"
 # (No reader may hold a FIFO open for writing, or it never ends.)
 bg sh -c 'exec 3>&- 4>&-; WA_STATE_DIR=$0/host-a wa-throttle --cluster \
     <"$0/fa" | "$0/stamp" >"$0/outa"' "$T"
@@ -84,11 +87,11 @@ bg sh -c 'exec 3>&- 4>&-; WA_STATE_DIR=$0/host-b wa-throttle --cluster \
 pb=$!
 gen 1 >&3
 gen 1 >&4
-wait_for 10 count "$T/outa" 1
-wait_for 10 count "$T/outb" 1
+wait_for 30 count "$T/outa" 1
+wait_for 30 count "$T/outb" 1
 # The lines just passed leased a token or two more: wait them out, so
 # that host b must ask the row for its next one.
-wait_for 10 drained
+wait_for 30 drained
 t0=$(now)
 host a wa-throttle --pause 1500 --number "$NUM"
 gen 1 >&3
@@ -96,10 +99,10 @@ paused() {
 	[ "$(sql "select paused_until > clock_timestamp()
 	    from throttle_buckets")" = t ]
 }
-wait_for 10 paused
+wait_for 30 paused
 ok 'the local pause reached the row' test $? = 0
 gen 3 >&4
-wait_for 10 count "$T/outb" 4
+wait_for 30 count "$T/outb" 4
 first=$(sed -n 2p "$T/outb" | cut -d' ' -f1)
 ok "host b held by host a's pause: first line after $(took "$t0" "$first") s >= 1.5" \
     at_least "$t0" "$first" 1.5
@@ -108,12 +111,13 @@ wait "$pa" "$pb"
 
 # Postgres down: no line passes (fail closed); back: they pass.
 exec 3<>"$T/fa"
+: >"$T/out"
 bg sh -c 'exec 3>&-; WA_STATE_DIR=$0/host-a wa-throttle --cluster \
     <"$0/fa" >"$0/out" 2>"$0/err"' "$T"
 pa=$!
 gen 1 >&3
-wait_for 10 count "$T/out" 1
-wait_for 10 drained
+wait_for 30 count "$T/out" 1
+wait_for 30 drained
 pg_stop
 gen 3 >&3
 ok 'Postgres down: says why' wait_for 20 grep -q \
