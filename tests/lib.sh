@@ -161,7 +161,8 @@ pg_start() {
 	t_fast="-c fsync=off -c full_page_writes=off -c synchronous_commit=off"
 	[ -n "${PG_DURABLE:-}" ] && t_fast=""
 	# shellcheck disable=SC2086
-	pgtmp_start "$T/pg" $t_fast ${PG_OPTIONS:-} 2>"$T/pg.err" ||
+	# (Not on fd 7: a server holding prove's pipe would keep it waiting.)
+	pgtmp_start "$T/pg" $t_fast ${PG_OPTIONS:-} 2>"$T/pg.err" 7>&- ||
 	    bail "no Postgres: $(cat "$T/pg.err")"
 	psql -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null ||
 	    bail "schema did not load"
@@ -173,7 +174,8 @@ pg_stop() {
 
 # pg_resume: starts again the cluster pg_stop stopped.
 pg_resume() {
-	pgtmp_resume 2>"$T/pg.err" || bail "no Postgres: $(cat "$T/pg.err")"
+	pgtmp_resume 2>"$T/pg.err" 7>&- ||
+	    bail "no Postgres: $(cat "$T/pg.err")"
 }
 
 # sql STATEMENT: runs STATEMENT, prints the rows unaligned.
