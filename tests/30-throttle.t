@@ -62,7 +62,7 @@ fresh
 t0=$(now)
 wa-throttle -r 40 -b 20 <"$T/in60" >"$T/outa" &
 pa=$!
-wait_for 30 count "$T/outa" 30 || bail "the first process passed nothing"
+ok "the first process passes 30 lines" wait_for 30 count "$T/outa" 30
 wa-throttle -r 40 -b 20 <"$T/in40" >"$T/outb" 2>"$T/err"
 wait "$pa"
 t1=$(now)
@@ -89,7 +89,7 @@ fresh
 t0=$(now)
 wa-throttle -r 40 -b 4 --metrics "$T/metrics" <"$T/in40" >"$T/out" &
 pa=$!
-wait_for 30 count "$T/out" 10 || bail "nothing passed before the pause"
+ok "10 lines pass before the pause" wait_for 30 count "$T/out" 10
 wa-throttle --pause 1000 --number "$NUM"
 wait "$pa"
 t1=$(now)
@@ -111,7 +111,7 @@ wa-throttle -r 100 -b 1 <"$T/in30" >"$T/outa" 2>"$T/erra" &
 pa=$!
 wa-throttle -r 100 -b 1 <"$T/in30" >"$T/outb" &
 pb=$!
-wait_for 30 count "$T/outa" 8 || bail "nothing passed at 100/s"
+ok "8 lines pass at 100/s" wait_for 30 count "$T/outa" 8
 wa-throttle --set-rate 20 -b 1 --number "$NUM"
 t0=$(now)
 done0=$(cat "$T/outa" "$T/outb" | wc -l)
