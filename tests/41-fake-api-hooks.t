@@ -141,11 +141,12 @@ fake_stop
 is "$(ls "$RECV" | grep -c body)" 3 'nothing sent again after the 200'
 kill "$RECV_PID"
 
-# A receiver that is down: retried until it comes up on the same port.
+# A receiver that is down: retried until it comes up. Down is its port
+# bound but not listening, so that no other program can take the port.
+HOOKRECV_HOLD=1
+export HOOKRECV_HOLD
 recv_start
-port=$(cat "$RECV.port")
-kill "$RECV_PID"
-wait "$RECV_PID" 2>/dev/null
+unset HOOKRECV_HOLD
 fake_start --webhook-url "$HOOK" --webhook-delay-ms 0 --read-rate 0 \
     --webhook-retry-ms 100 --webhook-log "$T/down.log"
 auth
@@ -153,10 +154,7 @@ send 1 1557
 wait_for 20 grep -q '"delivered":false' "$T/down.log"
 like "$(head -1 "$T/down.log")" '"http_status":null,"delivered":false,"error":' \
     'connection refused: logged, kept'
-HOOKRECV_PORT=$port
-export HOOKRECV_PORT
-recv_start
-unset HOOKRECV_PORT
+kill -USR1 "$RECV_PID"
 wait_statuses 2
 is "$(statuses | jq -r .status | sort | tr '\n' ' ')" 'delivered sent ' \
     'delivered once the receiver is up'

@@ -1,20 +1,25 @@
 #!/usr/bin/perl
 # hookrecv.pl PORTFILE DIR [STATUS...]: a webhook receiver for tests.
-# Listens on 127.0.0.1 (port in $HOOKRECV_PORT, else a free one), writes
+# Listens on a free port of 127.0.0.1, writes
 # the port to PORTFILE, and saves the n-th request (n from 1) as DIR/n.head
 # (request line and headers) and DIR/n.body (the raw body), the body
 # first. Answers the n-th request with the n-th STATUS (200 when they run
-# out), and closes every connection after its answer.
+# out), and closes every connection after its answer. With $HOOKRECV_HOLD
+# set it binds its port but listens only on SIGUSR1: until then the port
+# refuses connections (a receiver that is down) and nobody else can take
+# it.
 use strict;
 use warnings;
 use IO::Socket::INET;
 
 my ($portfile, $dir, @plan) = @ARGV;
 die "usage: hookrecv.pl PORTFILE DIR [STATUS...]\n" unless defined $dir;
-my $srv = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
-    LocalPort => $ENV{HOOKRECV_PORT} || 0, Listen => 128, ReuseAddr => 1)
-    or die "hookrecv: listen: $!\n";
+my $up = !$ENV{HOOKRECV_HOLD};
+$SIG{USR1} = sub { $up = 1 };
 $SIG{TERM} = sub { exit 0 };
+my $srv = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+    LocalPort => 0, Proto => 'tcp')
+    or die "hookrecv: bind: $!\n";
 
 sub put {
 	my ($path, $data) = @_;
@@ -26,6 +31,8 @@ sub put {
 }
 
 put($portfile, $srv->sockport . "\n");
+select(undef, undef, undef, 0.05) until $up;
+$srv->listen(128) or die "hookrecv: listen: $!\n";
 my $n = 0;
 while (my $c = $srv->accept) {
 	binmode $c;
