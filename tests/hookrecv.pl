@@ -1,9 +1,8 @@
 #!/usr/bin/perl
 # hookrecv.pl PORTFILE DIR [STATUS...]: a webhook receiver for tests.
-# Listens on a free port of 127.0.0.1, writes
-# the port to PORTFILE, and saves the n-th request (n from 1) as DIR/n.head
-# (request line and headers) and DIR/n.body (the raw body), the body
-# first. Answers the n-th request with the n-th STATUS (200 when they run
+# Listens on a free port of 127.0.0.1, writes the port to PORTFILE, and
+# saves the n-th request (n from 1) as DIR/n.head (request line and
+# headers) and DIR/n.body (the raw body), the body first. Answers the n-th request with the n-th STATUS (200 when they run
 # out), and closes every connection after its answer. With $HOOKRECV_HOLD
 # set it binds its port but listens only on SIGUSR1: until then the port
 # refuses connections (a receiver that is down) and nobody else can take
