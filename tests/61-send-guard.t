@@ -133,7 +133,7 @@ held() {
 	kill -USR2 "$pid"
 	grep -q '^wa_send_held 1$' "$T/m"
 }
-wait_for 20 catches_usr2 "$pid"
+wait_for 20 catches "$pid" USR2
 ok 'the request after it is held' wait_for 20 held
 kill -TERM "$pid"
 wait "$pid"

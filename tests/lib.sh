@@ -37,7 +37,8 @@ t_cleanup() {
 	rm -rf "$T"
 }
 trap t_cleanup EXIT
-trap 'exit 1' INT TERM
+# Cleaned up on these too: PIPE when prove has gone (a bail-out elsewhere).
+trap 'exit 1' HUP INT PIPE TERM
 
 # A hung test must not hang the suite: after T_TIMEOUT seconds (900) it is
 # stopped and reported. A guard against deadlock, not a speed check.
@@ -134,17 +135,24 @@ wait_for() {
 	done
 }
 
-# catches_usr2 PID: PID has its SIGUSR2 handler (before that, the signal
-# would end it).
-catches_usr2() {
+# catches PID SIGNAL: PID has its handler for SIGNAL (INT, TERM, USR1 or
+# USR2). Before that the signal would end it, or be lost if it came while
+# the shell was still starting it.
+catches() {
+	case $2 in
+	INT) t_sig=2 ;;
+	USR1) t_sig=10 ;;
+	USR2) t_sig=12 ;;
+	TERM) t_sig=15 ;;
+	esac
 	t_cgt=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-	[ -n "$t_cgt" ] && [ $((0x$t_cgt >> 11 & 1)) = 1 ]
+	[ -n "$t_cgt" ] && [ $((0x$t_cgt >> (t_sig - 1) & 1)) = 1 ]
 }
 
 # metrics_now PID FILE: has PID write its --metrics FILE now (SIGUSR2)
 # and waits until it is written.
 metrics_now() {
-	wait_for 20 catches_usr2 "$1" || return 1
+	wait_for 20 catches "$1" USR2 || return 1
 	rm -f "$2"
 	kill -USR2 "$1"
 	wait_for 20 test -s "$2"
