@@ -222,7 +222,7 @@ copying() {
 	test "$(sql "select count(*) from pg_stat_activity
 	    where query like 'COPY wa_import%'")" = 1
 }
-ok "the import is copying" wait_for 20 copying
+ok "the import is copying" wait_for 30 copying
 kill -TERM "$pid"
 wait "$pid"
 is "$?" 75 "SIGTERM during the import: exit 75"
@@ -239,7 +239,7 @@ wa-campaign import "$c" "$T/fifo2" 2>"$T/err" &
 pid=$!
 exec 3>"$T/fifo2"
 cat "$T/one.csv" >&3
-wait_for 20 copying
+wait_for 30 copying
 sql "update campaigns set state = 'completed', finished_at = now()
     where id = $c"
 exec 3>&-

@@ -144,8 +144,8 @@ held() {
 	kill -USR2 "$pa"
 	grep -q "^wa_throttle_pauses_total{number=\"$NUM\"} 1$" "$T/m"
 }
-wait_for 20 catches "$pa" USR2
-ok 'the paused number holds its first line' wait_for 20 held
+wait_for 30 catches "$pa" USR2
+ok 'the paused number holds its first line' wait_for 30 held
 # It looks at the bucket every 100 ms or so (a rate set live is seen
 # soon); each look must be cheap.
 c0=$(cpu)

@@ -120,12 +120,12 @@ wait_for 30 count "$T/out" 1
 wait_for 30 drained
 pg_stop
 gen 3 >&3
-ok 'Postgres down: says why' wait_for 20 grep -q \
+ok 'Postgres down: says why' wait_for 30 grep -q \
     'postgres unreachable .*: passing no lines until it is back' "$T/err"
 is "$(wc -l <"$T/out")" 1 '... and no line passes'
 # (Not in a subshell: the cleanup must know the server is up again.)
 pg_resume 3>&-
-wait_for 20 count "$T/out" 4
+wait_for 30 count "$T/out" 4
 is "$(wc -l <"$T/out")" 4 'Postgres back: the lines pass'
 like "$(cat "$T/err")" 'postgres is back after' 'says so'
 exec 3>&-

@@ -83,7 +83,7 @@ printf 'file-token\n' >"$T/token"
 WA_TOKEN_FILE=$T/token bg wa-fake-api --listen 127.0.0.1:0 \
     --port-file "$T/file.port" >"$T/file.out" 2>"$T/file.err"
 pid=$!
-wait_for 20 test -s "$T/file.port" || bail 'wa-fake-api did not start'
+wait_for 30 test -s "$T/file.port" || bail 'wa-fake-api did not start'
 WA_API_BASE=http://127.0.0.1:$(cat "$T/file.port")/v21.0
 is "$(cat "$T/file.err")" "wa-fake-api: listening on 127.0.0.1:$(cat \
     "$T/file.port")" 'one line on stderr'
@@ -191,7 +191,7 @@ ok "the same number again after $gap ms: refused (131056) within 300 ms" \
     test "$(code)" = 131056 -o "$gap" -ge 290
 last=$(jq -s '[.[] | select(.outcome == "sent") | .t] | max' "$FAKE_LOG")
 passed() { [ $(($(date +%s%3N) - last)) -ge 310 ]; }
-wait_for 10 passed
+wait_for 30 passed
 is "$(post "$(body +15550000001)")" 200 'accepted again once 300 ms passed'
 fake_stop
 
@@ -315,7 +315,7 @@ is "$(jq -s '[.[] | select(.delay_ms < 250 or .delay_ms > 350)] | length' \
 curl -s -o /dev/null -H @"$T/auth" --data-binary "$(body +15550000002)" \
     "$WA_API_BASE/$PNID/messages" &
 held=$!
-wait_for 20 grep -q 15550000002 "$FAKE_LOG"
+wait_for 30 grep -q 15550000002 "$FAKE_LOG"
 fake_stop
 wait "$held"
 is "$?" 52 'the held request is closed unanswered'

@@ -17,7 +17,7 @@ recv_start() {
 	mkdir -p "$RECV"
 	bg perl "$TOP/tests/hookrecv.pl" "$RECV.port" "$RECV" "$@"
 	RECV_PID=$!
-	wait_for 20 test -s "$RECV.port" || bail 'the receiver did not start'
+	wait_for 30 test -s "$RECV.port" || bail 'the receiver did not start'
 	HOOK=http://127.0.0.1:$(cat "$RECV.port")/hook
 }
 
@@ -53,7 +53,7 @@ has_statuses() {
 
 # wait_statuses N: until N statuses arrived.
 wait_statuses() {
-	wait_for 20 has_statuses "$1"
+	wait_for 30 has_statuses "$1"
 }
 
 auth() {
@@ -151,7 +151,7 @@ fake_start --webhook-url "$HOOK" --webhook-delay-ms 0 --read-rate 0 \
     --webhook-retry-ms 100 --webhook-log "$T/down.log"
 auth
 send 1 1557
-wait_for 20 grep -q '"delivered":false' "$T/down.log"
+wait_for 30 grep -q '"delivered":false' "$T/down.log"
 like "$(head -1 "$T/down.log")" '"http_status":null,"delivered":false,"error":' \
     'connection refused: logged, kept'
 kill -USR1 "$RECV_PID"
@@ -168,7 +168,7 @@ fake_start --webhook-url "$HOOK" --webhook-delay-ms 0 --read-rate 0 \
     --webhook-log "$T/lost.log"
 auth
 send 3 1558
-wait_for 20 grep -q '"delivered":false' "$T/lost.log"
+wait_for 30 grep -q '"delivered":false' "$T/lost.log"
 fake_stop
 like "$(cat "$FAKE_ERR")" 'webhooks: 0 statuses delivered, [0-9]+ POST attempts, 6 undelivered' \
     'stopping says how many are undelivered'

@@ -67,7 +67,7 @@ locked() {
 	[ "$(sql "select count(*) from pg_stat_activity where application_name
 	    = 'locker' and query like '%pg_sleep%'")" = 1 ]
 }
-wait_for 20 locked
+wait_for 30 locked
 wa-reconcile --unknown-after 60 >"$T/out"
 is "$(row $((first + 2)))" "unknown 1" "a row locked by a writer is not touched"
 sql "select pg_terminate_backend(pid) from pg_stat_activity

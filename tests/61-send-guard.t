@@ -125,7 +125,7 @@ like "$(cat "$T/err")" 'pausing its bucket 1000 ms' '... for 1 s'
 # answered retry, unsent, when wa-send is told to stop.
 req 71 +15550007104 108 | wa-send >"$T/out" 2>"$T/err"
 mkfifo "$T/fifo"
-(req 72 +15550007200 108; wait_for 20 test -e "$T/stop") >"$T/fifo" &
+(req 72 +15550007200 108; wait_for 30 test -e "$T/stop") >"$T/fifo" &
 wa-send --metrics "$T/m" <"$T/fifo" >"$T/out" 2>"$T/err" &
 pid=$!
 t_pids="$t_pids $pid"
@@ -133,8 +133,8 @@ held() {
 	kill -USR2 "$pid"
 	grep -q '^wa_send_held 1$' "$T/m"
 }
-wait_for 20 catches "$pid" USR2
-ok 'the request after it is held' wait_for 20 held
+wait_for 30 catches "$pid" USR2
+ok 'the request after it is held' wait_for 30 held
 kill -TERM "$pid"
 wait "$pid"
 is $? 0 'SIGTERM: exits 0'

@@ -33,7 +33,7 @@ offset() {
 hanging() {
 	test "$(jq -s length "$FAKE_LOG")" -ge "$1"
 }
-ok 'three calls reach the fake' wait_for 10 hanging 3
+ok 'three calls reach the fake' wait_for 30 hanging 3
 ps -eo args >"$T/ps"
 # Lines are read in the loop that starts the calls, so the offset is final
 # once they reach the fake, until a call ends (a timeout frees its slot):
@@ -69,12 +69,12 @@ done
 for i in $(seq 1 10); do req "$((10 + i))" "00${i}8"; done >"$T/in"
 n=$(jq -s length "$FAKE_LOG")
 mkfifo "$T/fifo"
-(cat "$T/in"; wait_for 20 test -e "$T/stop") >"$T/fifo" &
+(cat "$T/in"; wait_for 30 test -e "$T/stop") >"$T/fifo" &
 {
 	wa-send -j 2 <&3 >"$T/out" 2>"$T/err" &
 	pid=$!
 	t_pids="$t_pids $pid"
-	wait_for 10 hanging $((n + 2))
+	wait_for 30 hanging $((n + 2))
 	kill -TERM "$pid"
 	wait "$pid"
 	echo $? >"$T/rc"
@@ -93,7 +93,7 @@ n=$(jq -s length "$FAKE_LOG")
 req 30 00307 | wa-send --timeout-ms 1000 >"$T/out" 2>"$T/err" &
 pid=$!
 t_pids="$t_pids $pid"
-wait_for 10 hanging $((n + 1))
+wait_for 30 hanging $((n + 1))
 is "$(tr '\0' '\n' <"/proc/$pid/environ" | grep -cF -f "$T/token.pattern")" 0 \
     'the token is not in /proc/PID/environ'
 wait "$pid"

@@ -13,7 +13,7 @@ start() {
 	rm -f "$T/port"
 	bg wa-webhook -s "$S" --listen 127.0.0.1:0 --port-file "$T/port" "$@"
 	wh=$!
-	wait_for 10 test -s "$T/port" || bail "wa-webhook did not start"
+	wait_for 30 test -s "$T/port" || bail "wa-webhook did not start"
 	port=$(cat "$T/port")
 }
 
@@ -188,7 +188,7 @@ then
 	    -e trace=fdatasync,write,writev,sendto,sendmsg \
 	    wa-webhook -s "$S" --listen 127.0.0.1:0 --port-file "$T/port"
 	st=$!
-	wait_for 10 test -s "$T/port"
+	wait_for 30 test -s "$T/port"
 	port=$(cat "$T/port")
 	post "$(body 300)" >/dev/null
 	# strace ignores SIGTERM: stop the traced webhook itself.

@@ -45,7 +45,7 @@ start_webhook() {
 	rm -f "$T/port"
 	bg wa-webhook -s "$S" --listen 127.0.0.1:0 --port-file "$T/port"
 	wh=$!
-	wait_for 10 test -s "$T/port" || bail "wa-webhook did not start"
+	wait_for 30 test -s "$T/port" || bail "wa-webhook did not start"
 	port=$(cat "$T/port")
 }
 
@@ -95,13 +95,13 @@ is "$(ls "$S" | grep -c ndjson)" 1 '--prune removed the finished segment'
 # One follower per spool; a live follower applies bodies as they come.
 bg wa-status-ingest --follow "$S" --metrics "$T/m4"
 fo=$!
-wait_for 10 sh -c "test \$(psql -Atc \"select count(*) from pg_locks
+wait_for 30 sh -c "test \$(psql -Atc \"select count(*) from pg_locks
     where locktype = 'advisory'\") = 1"
 exits 75 'a second follower of the same spool is refused' \
     wa-status-ingest --follow "$S" --once 2>/dev/null
 post "$(body read 8 1)" >/dev/null
 ok 'the live follower applies a new body' \
-    wait_for 20 sh -c "test \"\$(psql -Atc 'select status from
+    wait_for 30 sh -c "test \"\$(psql -Atc 'select status from
     campaign_recipients where id = 8')\" = read"
 # A status that outran its wamid is applied once wa-record writes it.
 sql "update campaign_recipients set wamid = null, status = 'sending'
@@ -109,11 +109,11 @@ sql "update campaign_recipients set wamid = null, status = 'sending'
 post "$(body delivered 9 1 | sed 's/,"biz_opaque_callback_data":"wapipe:9:1"//')" \
     >/dev/null
 ok 'the follower keeps a status whose wamid is unknown' \
-    wait_for 20 sh -c "test \"\$(psql -Atc 'select count(*) from
+    wait_for 30 sh -c "test \"\$(psql -Atc 'select count(*) from
     unmatched_statuses')\" = 1"
 sql "update campaign_recipients set wamid = 'wamid.9' where id = 9"
 ok 'and applies it soon after the wamid is recorded' \
-    wait_for 20 sh -c "test \"\$(psql -Atc 'select status from
+    wait_for 30 sh -c "test \"\$(psql -Atc 'select status from
     campaign_recipients where id = 9')\" = delivered"
 kill "$fo"
 exits 0 'SIGTERM: the follower exits 0' wait "$fo"
@@ -133,12 +133,12 @@ first10=$(head -10 "$K/0000000000000001.ndjson" | wc -c | tr -d ' ')
 PGAPPNAME=locker psql -Atq -c "begin" -c "select 1 from campaign_recipients
     where id = 161 for update" -c "select pg_sleep(300)" >/dev/null 2>&1 &
 t_pids="$t_pids $!"
-wait_for 10 sh -c "test \$(psql -Atc \"select count(*) from pg_stat_activity
+wait_for 30 sh -c "test \$(psql -Atc \"select count(*) from pg_stat_activity
     where application_name = 'locker' and query like '%pg_sleep%'\") = 1"
 bg wa-status-ingest --follow "$K" -n 100 --flush-ms 60000
 in=$!
 ok 'the second batch waits on the lock' \
-    wait_for 20 sh -c "test \$(psql -Atc \"select count(*) from
+    wait_for 30 sh -c "test \$(psql -Atc \"select count(*) from
     pg_stat_activity where application_name = 'wa-status-ingest' and
     wait_event_type = 'Lock'\") = 1"
 is "$(checkpoint "$K")" "1:$first10" 'the first batch is committed'
@@ -149,7 +149,7 @@ wait "$in" 2>/dev/null
 # orphaned statement, as a lost connection would.
 sql "select pg_terminate_backend(pid) from pg_stat_activity
     where application_name = 'wa-status-ingest'" >/dev/null
-wait_for 10 sh -c "test \$(psql -Atc \"select count(*) from pg_stat_activity
+wait_for 30 sh -c "test \$(psql -Atc \"select count(*) from pg_stat_activity
     where application_name = 'wa-status-ingest'\") = 0"
 sql "select pg_terminate_backend(pid) from pg_stat_activity
     where application_name = 'locker'" >/dev/null
@@ -182,7 +182,7 @@ read_all() {
 	done
 	return 1
 }
-ok 'the follower has read the new bodies' wait_for 20 read_all
+ok 'the follower has read the new bodies' wait_for 30 read_all
 kill -9 "$in"
 wait "$in" 2>/dev/null
 is "$(status_of 311 330)" sent 'killed before applying: nothing applied'
@@ -194,7 +194,7 @@ body read 311 10 >"$K/0000000000000003.ndjson"
 bg wa-status-ingest --follow "$K" -n 1000 --flush-ms 600000
 in=$!
 seg2=$(readlink -f "$K/0000000000000003.ndjson")
-ok 'the follower has read the next bodies' wait_for 20 read_all
+ok 'the follower has read the next bodies' wait_for 30 read_all
 kill "$in"
 exits 0 'SIGTERM: exits 0' wait "$in"
 is "$(status_of 311 320)" read 'the batch in hand was applied'

@@ -79,7 +79,7 @@ is "$(sql "select state from campaigns where id = $c")" completed \
 export WA_APP_SECRET=e2e-secret
 bg wa-webhook --listen 127.0.0.1:0 --port-file "$T/hook.port" \
     --spool "$T/spool" 2>"$T/webhook.err"
-wait_for 20 test -s "$T/hook.port" || bail "wa-webhook did not start"
+wait_for 30 test -s "$T/hook.port" || bail "wa-webhook did not start"
 bg wa-status-ingest --follow "$T/spool" 2>"$T/ingest.err"
 fake_start --rate 0 --latency-ms 5 --script 13=131026 --script 41=lost \
     --webhook-url "http://127.0.0.1:$(cat "$T/hook.port")/" \

@@ -21,7 +21,7 @@ fake_start() {
 	bg wa-fake-api --listen 127.0.0.1:0 --port-file "$t_fake_port" \
 	    --log "$FAKE_LOG" "$@" 2>"$FAKE_ERR"
 	FAKE_PID=$!
-	wait_for 20 fake_up || bail "wa-fake-api did not start: $(cat "$FAKE_ERR")"
+	wait_for 30 fake_up || bail "wa-fake-api did not start: $(cat "$FAKE_ERR")"
 	FAKE_PORT=$(cat "$t_fake_port")
 	WA_API_BASE=http://127.0.0.1:$FAKE_PORT/v21.0
 	export WA_API_BASE FAKE_PID FAKE_PORT

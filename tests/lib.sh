@@ -152,10 +152,10 @@ catches() {
 # metrics_now PID FILE: has PID write its --metrics FILE now (SIGUSR2)
 # and waits until it is written.
 metrics_now() {
-	wait_for 20 catches "$1" USR2 || return 1
+	wait_for 30 catches "$1" USR2 || return 1
 	rm -f "$2"
 	kill -USR2 "$1"
-	wait_for 20 test -s "$2"
+	wait_for 30 test -s "$2"
 }
 
 # shellcheck source=scripts/pgtmp.sh
