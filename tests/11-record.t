@@ -113,7 +113,8 @@ is "$(row "$first")" "pending 0 - 132001" "halt: row back to pending, attempt no
 is "$(sql "select state || ': ' || state_reason from campaigns where id = $c")" \
     "paused: halt: 132001 Template name does not exist" \
     "halt pauses the campaign with the reason"
-exits 75 "wa-claim then stops for the paused campaign" wa-claim -c "$c" 2>/dev/null
+exits 75 "wa-claim then stops for the paused campaign" \
+    wa-claim --once -c "$c" 2>/dev/null
 
 # Bad lines: reported with their numbers, rejected, the rest recorded.
 c=$(campaign 2)
