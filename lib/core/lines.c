@@ -26,6 +26,8 @@
 #include "core/sig.h"
 
 #define CHUNK 65536
+/* The most the buffer needs: a line's first WA_LINE_MAX bytes and more. */
+#define BUF_MAX (WA_LINE_MAX + 3 * CHUNK + 1)
 
 void
 wa_lines_init(struct wa_lines *l, int fd, const char *name, int exact)
@@ -75,7 +77,7 @@ wa_lines_pending(const struct wa_lines *l)
 static void
 room(struct wa_lines *l)
 {
-	size_t used = l->len + l->peeked - l->off;
+	size_t used = l->len + l->peeked - l->off, want;
 
 	if (l->buf != NULL && l->len + l->peeked + CHUNK + 1 <= l->cap)
 		return;
@@ -85,7 +87,11 @@ room(struct wa_lines *l)
 		l->off = 0;
 	}
 	if (used + CHUNK + 1 > l->cap) {
-		l->cap = used + CHUNK + 1;
+		/* Doubling, so a long line is not copied over and over. */
+		want = used + CHUNK + 1;
+		l->cap = l->cap * 2 > want ? l->cap * 2 : want;
+		if (l->cap > BUF_MAX && want <= BUF_MAX)
+			l->cap = BUF_MAX;
 		l->buf = wa_realloc(l->buf, l->cap);
 	}
 }

@@ -468,7 +468,8 @@ wa_json_check(const char *s, size_t n, int flags, int depth, char *why,
 struct json_tokener *
 wa_json_tokener(void)
 {
-	struct json_tokener *tok = json_tokener_new_ex(WA_JSON_DEPTH);
+	/* json-c counts a scalar in the deepest container as a level. */
+	struct json_tokener *tok = json_tokener_new_ex(WA_JSON_DEPTH + 1);
 
 	if (tok == NULL)
 		wa_die(EX_OSERR, "out of memory");

@@ -12,9 +12,9 @@
 #include <json-c/json.h>
 
 /*
- * The nesting every stage takes (json-c's default): a request, a result
- * and a Cloud API body may hold at most this many objects and arrays
- * inside one another.
+ * The nesting every stage takes: a request, a result and a Cloud API
+ * body may hold at most this many objects and arrays inside one another
+ * (what json-c's default depth takes when the deepest holds nothing).
  */
 #define WA_JSON_DEPTH 32
 

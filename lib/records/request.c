@@ -225,8 +225,11 @@ void
 wa_request_dry(struct json_object *req, const struct wa_request *s)
 {
 	struct json_object *d = json_object_new_object();
+	struct json_tokener *tok = wa_json_tokener();
 
 	json_object_object_add(d, "url", json_object_new_string(s->url.s));
-	json_object_object_add(d, "body", json_tokener_parse(s->body.s));
+	json_object_object_add(d, "body", json_tokener_parse_ex(tok,
+	    s->body.s, s->body.len));
 	json_object_object_add(req, "dry_run", d);
+	json_tokener_free(tok);
 }
