@@ -78,8 +78,8 @@ keep(struct wa_input *in, const char *s, size_t n, int end,
 		return;
 	errno = 0;
 	if (in->header != NULL) {
-		if (fwrite(in->header, 1, in->header_len, f) != in->header_len ||
-		    putc('\n', f) == EOF) {
+		if (fwrite(in->header, 1, in->header_len, f) !=
+		    in->header_len || putc('\n', f) == EOF) {
 			broken(in, lineno);
 			return;
 		}

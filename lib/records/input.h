@@ -24,9 +24,9 @@ struct wa_input {
 	int		 flags;		/* WA_JSON_* checks: WA_JSON_RECORD */
 	int		 depth;		/* nesting taken: WA_JSON_DEPTH */
 	int		 raw;		/* lines not parsed, bytes checked */
-	char		*header;	/* goes before the first rejected line */
+	char		*header;	/* goes before the first reject */
 	size_t		 header_len;
-	int		 failed;	/* errno of a write to the reject file */
+	int		 failed;	/* errno of a failed write there */
 	char		 why[256];	/* scratch for messages */
 };
 
