@@ -185,6 +185,17 @@ like "$(sed -n 5p "$T/err")" '<stdin>:5: .*"9223372036854775807" is not a time' 
 ok "--reject gets the five lines, byte for byte" cmp -s "$T/rej4" \
     "$(sed -n 1,5p "$T/bodies" >"$T/rej4.want"; echo "$T/rej4.want")"
 
+# An error title is cut to 512 bytes on a character boundary: 300 marks
+# of 3 bytes keep 170 (510 bytes); cut in a character, Postgres would
+# refuse the whole batch.
+title=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "\342\234\223" }')
+body "$(printf '{"id":"wamid.%s","status":"failed","timestamp":"1750000009","errors":[{"code":131026,"title":"%s"}]}' \
+    "$((first + 1))" "$title")" | wa-status-ingest 2>"$T/err"
+is "$?" 0 "a long error title: exit 0"
+is "$(sql "select status || ' ' || error_title from campaign_recipients
+    where id = $first + 1")" "failed $(printf %s "$title" | head -c 510)" \
+    "the title is cut on a character boundary"
+
 # From the spool: the same, and the checkpoint moves past the bad line,
 # so a restart does not stumble on it again.
 export WA_APP_SECRET=app-secret-16 WA_VERIFY_TOKEN=v
@@ -197,8 +208,8 @@ post() {
 	    sed 's/^.*= */sha256=/')" --data-binary "$1" \
 	    "http://127.0.0.1:$(cat "$T/port")/"
 }
-sql "update campaign_recipients set status = 'sent', status_at = null
-    where campaign_id = $c" >/dev/null
+sql "update campaign_recipients set status = 'sent', status_at = null,
+    error_code = null, error_title = null where campaign_id = $c" >/dev/null
 is "$(post "$(body "$(st 1 delivered 1e400)" "$(st 2 delivered '"1750000102"')")")" \
     200 "a body with a bad timestamp is acknowledged"
 is "$(post "$(body "$(st 3 delivered '"1750000103"')")")" 200 "and a good one"

@@ -158,10 +158,10 @@ recipient(const char *s)
 }
 
 /*
- * Copies s into the batch's strings, at most max bytes of whole
- * characters, bytes that are not UTF-8 as '?' (Postgres would refuse the
- * whole batch); returns its offset, its length in *len and how many bytes
- * were replaced in *bad.
+ * Copies s into the batch's strings, bytes that are not UTF-8 as '?'
+ * (Postgres would refuse the whole batch), then cut to at most max bytes
+ * on a character boundary; returns its offset, its length in *len and
+ * how many bytes were replaced in *bad.
  */
 static size_t
 keep(struct wa_status_batch *b, const char *s, size_t max, size_t *len,
@@ -175,15 +175,15 @@ keep(struct wa_status_batch *b, const char *s, size_t max, size_t *len,
 		    n - i)) == 0) {
 			k = 1;
 			++*bad;
-		}
-		if (i + k > max)
-			break;
-		if (k == 1 && (unsigned char)s[i] >= 0x80)
 			wa_buf_add(&b->str, "?", 1);
-		else
+		} else
 			wa_buf_add(&b->str, s + i, k);
 	}
-	*len = b->str.len - at;
+	*len = b->str.len > at ? wa_utf8_cut(b->str.s + at, b->str.len - at,
+	    max) : 0;
+	b->str.len = at + *len;
+	if (b->str.s != NULL)
+		b->str.s[b->str.len] = '\0';
 	return at;
 }
 
