@@ -206,7 +206,8 @@ too_big(const char *s, size_t n)
 				continue;
 			if (s[i] != '0')
 				seen = 1;
-			e10--;
+			else
+				e10--;
 		}
 	if (!seen)
 		return 0;		/* zero */
