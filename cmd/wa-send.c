@@ -299,7 +299,9 @@ main(int argc, char **argv)
 		if (multi == NULL)
 			continue;
 		flush();
-		if (nspare == 0 || !wa_lines_pending(&in.lines))
+		/* Lines in hand are read first, unless reading has ended. */
+		if (nspare == 0 || eof || wa_stopping ||
+		    !wa_lines_pending(&in.lines))
 			wa_multi_wait(multi, !eof && nspare > 0 &&
 			    !wa_stopping ? STDIN_FILENO : -1, (int)wait);
 		done();

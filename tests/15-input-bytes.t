@@ -181,6 +181,17 @@ like "$(sed -n 3p "$T/err")" 'lone surrogate \\ud800' 'a lone surrogate'
 like "$(sed -n 4p "$T/err")" 'u0000 at byte [0-9]+: Postgres keeps no NUL' \
     'an escaped NUL'
 
+# wa-send with a reject file that cannot be written: the call in flight
+# ends and is answered, nothing after the bad line is sent, exit 74.
+{ req 11; echo oops; req 13; } |
+    wa-send --reject /dev/full >"$T/out" 2>"$T/err"
+is "$?" 74 'wa-send: reject file full: exit 74'
+is "$(jq -r .id "$T/out")" 11 'the request before it is answered'
+like "$(cat "$T/err")" 'write /dev/full: .*line 2 of <stdin> is not kept' \
+    'the failure is said'
+is "$(jq -s 'map(select(.to == "+15550000013")) | length' "$FAKE_LOG")" 0 \
+    'nothing after it is sent'
+
 # The body sent must nest no deeper than every stage takes: params go two
 # levels deeper in it than in the request.
 deep() {
