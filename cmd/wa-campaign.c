@@ -10,7 +10,8 @@
  * or an unknown campaign, 65 when a move is not allowed from the
  * campaign's state or an import rejected rows, 66 when the file cannot
  * be opened, 69 when Postgres fails, 74 when reading the file or writing
- * stdout fails, 75 when a signal cut an import short (nothing imported).
+ * the reject file or stdout fails, 75 when a signal cut an import short
+ * (nothing imported).
  */
 #include <fcntl.h>
 #include <getopt.h>

@@ -8,7 +8,8 @@
  * failed keeps the error; unknown waits for a webhook or wa-reconcile;
  * halt puts the row back (attempt not counted) and pauses the campaign.
  * Echoes every line on stdout once its batch is committed. Exits 0; 65
- * when a line was rejected; 69 when Postgres fails; 64 on a usage error.
+ * when a line was rejected; 69 when Postgres fails; 74 when reading stdin
+ * or writing the reject file fails; 64 on a usage error.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -227,6 +228,12 @@ take(struct wa_record *rec, void *in)
 	if (wa_json_int(rec->obj, "id", &id) != 1 ||
 	    wa_json_int(rec->obj, "attempt", &attempt) != 1) {
 		wa_input_reject(in, rec, "no integer \"id\" and \"attempt\"");
+		return 0;
+	}
+	/* What the batch's columns take (bigint, integer), here. */
+	if (id < 1 || attempt < 0 || attempt > INT32_MAX) {
+		wa_input_reject(in, rec, "\"id\" %lld or \"attempt\" %lld "
+		    "out of range", (long long)id, (long long)attempt);
 		return 0;
 	}
 	for (k = 0; k < 5 && s != NULL && strcmp(s, outcomes[k]) != 0; k++)

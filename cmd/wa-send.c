@@ -10,8 +10,9 @@
  * wake-up go out in one write before it waits again). A request whose
  * number's bucket is
  * paused waits in its slot for the pause to end. Exits 0; 65 if an input
- * line was rejected; 75 if a campaign halted; 74 on a read error; 78
- * without a token or with a bad WA_API_BASE; 64 on a usage error.
+ * line was rejected; 75 if a campaign halted; 74 when reading stdin or
+ * writing the reject file fails; 78 without a token or with a bad
+ * WA_API_BASE; 64 on a usage error.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -289,10 +290,8 @@ main(int argc, char **argv)
 			else if (r == WA_AGAIN)
 				break;
 			else {
-				if (r == WA_ERROR) {
-					wa_warn("read <stdin>:");
-					failed = 1;
-				}
+				/* Reading or the reject file: said already. */
+				failed |= r == WA_ERROR;
 				eof = 1;
 			}
 		}
@@ -302,7 +301,9 @@ main(int argc, char **argv)
 		if (multi == NULL)
 			continue;
 		flush();
-		if (nspare == 0 || !wa_lines_pending(&in.lines))
+		/* Lines in hand are read first, unless reading has ended. */
+		if (nspare == 0 || eof || wa_stopping ||
+		    !wa_lines_pending(&in.lines))
 			wa_multi_wait(multi, !eof && nspare > 0 &&
 			    !wa_stopping ? STDIN_FILENO : -1, (int)wait);
 		done();

@@ -11,10 +11,11 @@
  * statuses whose row is not there yet wait in unmatched_statuses and are
  * applied when it appears. Writes nothing on stdout. Exits 0 at the end
  * of input, after SIGTERM or SIGINT (the batch in hand is applied first)
- * or, with --once, when the spool is caught up; 65 if a line was not a
- * JSON object, 66 when the spool is missing, 69 when Postgres fails, 74
- * when the spool cannot be read, 75 when another process follows the
- * same spool, 64 on a usage error.
+ * or, with --once, when the spool is caught up; 65 if a line was rejected
+ * (not a JSON object, not UTF-8, a status timestamp that is not a time),
+ * 66 when the spool is missing, 69 when Postgres fails, 74 when stdin or
+ * the spool cannot be read or the reject file written, 75 when another
+ * process follows the same spool, 64 on a usage error.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -54,6 +55,7 @@ static int64_t retried_at, sweep_at;
 static struct wa_metric *m_seen[WA_ST_N], *m_odd[WA_ODD_N], *m_bodies;
 static struct wa_metric *m_applied[4], *m_kept, *m_matched, *m_expired;
 static struct wa_metric *m_rejected, *m_size;
+static unsigned long long bodies;	/* lines taken, not rejected */
 
 static void
 usage(FILE *f, int status)
@@ -127,6 +129,7 @@ report(void)
 	wa_metric_set(m_kept, sink.total.kept);
 	wa_metric_set(m_matched, sink.total.matched);
 	wa_metric_set(m_rejected, in.rejected);
+	wa_metric_set(m_bodies, bodies + in.rejected);
 	wa_metrics_tick();
 }
 
@@ -169,24 +172,42 @@ due(void)
 	return sweep_at;
 }
 
-/* The next body: WA_LINE, WA_TOOLONG, WA_AGAIN, WA_EOF or WA_ERROR. */
+enum { REJECTED = 100 };	/* a spool line rejected, for the checkpoint */
+
+/*
+ * The next body, parsed, in *rec: WA_LINE, REJECTED, WA_AGAIN, WA_EOF or
+ * WA_ERROR (said on stderr). Lines are checked by the reader both from
+ * stdin and from the spool.
+ */
 static int
-next(char **line, size_t *len, unsigned long *lineno, int timeout)
+next(struct wa_record *rec, int timeout)
 {
 	int r;
 
-	if (opt.follow == NULL) {
-		r = wa_lines_next(&in.lines, line, len, timeout);
-		*lineno = in.lines.lineno;
-		return r;
-	}
-	r = wa_spool_next(&rd, line, len);
+	if (opt.follow == NULL)
+		return wa_input_next(&in, rec, timeout);
+	if (in.failed)
+		return WA_ERROR;
+	r = wa_spool_next(&rd, &rec->line, &rec->len);
 	if (r == WA_AGAIN && timeout != 0) {
 		wa_sleep_ms(timeout < 0 || timeout > 50 ? 50 : timeout);
-		r = wa_spool_next(&rd, line, len);
+		r = wa_spool_next(&rd, &rec->line, &rec->len);
 	}
 	in.lines.name = rd.path;
-	*lineno = rd.lineno;
+	rec->lineno = rd.lineno;
+	switch (r) {
+	case WA_TOOLONG:
+		/* The spool keeps it; the reader has skipped it. */
+		rec->line = NULL;
+		wa_input_reject(&in, rec, "line longer than %d bytes",
+		    WA_LINE_MAX);
+		return REJECTED;
+	case WA_LINE:
+		return wa_input_check(&in, rec) ? WA_LINE : REJECTED;
+	case WA_ERROR:
+		wa_warn("read %s:", rd.path);
+		break;
+	}
 	return r;
 }
 
@@ -207,25 +228,24 @@ loop(void)
 		wait = (pend ? first + opt.flush_ms : due()) - wa_now_ms();
 		if (!pend && sink.busy)
 			wait = 0;	/* first collect the batch in flight */
-		r = next(&rec.line, &rec.len, &rec.lineno, wait < 0 ? 0 :
-		    wait > INT_MAX ? INT_MAX : (int)wait);
-		if (r == WA_LINE || r == WA_TOOLONG) {
+		r = next(&rec, wait < 0 ? 0 : wait > INT_MAX ? INT_MAX :
+		    (int)wait);
+		if (r == WA_LINE || r == REJECTED) {
+			/* A rejected line counts, so the checkpoint moves. */
 			if (pend++ == 0)
 				first = wa_now_ms();
-			wa_metric_add(m_bodies, 1);
-			if (r == WA_TOOLONG)
-				rec.line = NULL;
-			why = r == WA_TOOLONG ? "a line over 4 MiB" :
-			    wa_status_take(&sink.b[sink.cur], in.tok, rec.line,
-			    rec.len, in.lines.name, rec.lineno);
-			if (why != NULL)
+			if (r == WA_LINE && (why = wa_status_walk(
+			    &sink.b[sink.cur], rec.obj, in.lines.name,
+			    rec.lineno)) != NULL)
 				wa_input_reject(&in, &rec, "%s", why);
+			else
+				bodies += r == WA_LINE;
 			if ((long long)sink.b[sink.cur].n >= opt.batch) {
 				flush();
 				pend = 0;
 			}
 		} else if (r == WA_ERROR) {
-			wa_warn("read %s:", in.lines.name);
+			json_object_put(rec.obj);
 			return EX_IOERR;
 		} else if (r == WA_EOF)
 			break;
@@ -239,6 +259,7 @@ loop(void)
 				break;
 		}
 	}
+	json_object_put(rec.obj);
 	if (pend)
 		flush();
 	wa_status_collect(&sink);
@@ -322,6 +343,7 @@ main(int argc, char **argv)
 	wa_metrics_on_usr2(NULL);
 	metrics();
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 0);
+	in.flags = 0;		/* Meta's bodies: status.c checks the fields */
 	if (reject != NULL)
 		wa_input_reject_file(&in, reject);
 	sink.conn = wa_pg_connect(opt.conninfo);

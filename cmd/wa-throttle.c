@@ -9,9 +9,11 @@
  * (WA_STATE_DIR) and, with --cluster, by every host (Postgres). It holds
  * one line at a time: while it waits, its input pipe fills. With --pause
  * or --set-rate it changes a bucket and exits. Exits 0 at the end of
- * input or when stopped, 65 if a line had no phone_number_id, 69 when
- * Postgres was unreachable at the end (--cluster), 74 when stdout fails,
- * 78 when the state directory cannot be used, 64 on a usage error.
+ * input or when stopped, 65 if a line was rejected (no phone_number_id,
+ * not a JSON object, not UTF-8, over 4 MiB), 69 when Postgres was
+ * unreachable at the end (--cluster), 74 when reading stdin or writing
+ * stdout or the reject file fails, 78 when the state directory cannot be
+ * used, 64 on a usage error.
  */
 #include <getopt.h>
 #include <math.h>
@@ -28,6 +30,7 @@
 #include "core/sig.h"
 #include "records/input.h"
 #include "records/json.h"
+#include "records/request.h"
 #include "api/bucket.h"
 #include "pg/lease.h"
 #include "pg/pg.h"
@@ -98,7 +101,7 @@ number(const char *id)
 	for (i = 0; i < nnumbers; i++)
 		if (strcmp(numbers[i].id, id) == 0)
 			return last = &numbers[i];
-	if (!wa_bucket_valid_number(id) || nnumbers == MAX_NUMBERS)
+	if (!wa_number_id_valid(id) || nnumbers == MAX_NUMBERS)
 		return NULL;
 	nb = &numbers[nnumbers];
 	if ((nb->b = wa_bucket_open(id, opt.rate, opt.burst)) == NULL)
@@ -217,7 +220,7 @@ number_of(struct wa_input *in, struct wa_record *rec)
 		wa_input_reject(in, rec, "no phone_number_id");
 		return NULL;
 	}
-	if (!wa_bucket_valid_number(id))
+	if (!wa_number_id_valid(id))
 		wa_input_reject(in, rec, "phone_number_id '%.64s' is not a "
 		    "phone number id", id);
 	else if ((nb = number(id)) == NULL)
@@ -248,8 +251,6 @@ main(int argc, char **argv)
 	struct wa_bucket_stats st;
 	struct number *nb = NULL;
 	const char *reject = NULL;
-	char *line;
-	size_t len;
 	double rate;
 	int c, r, status = 0;
 
@@ -312,23 +313,14 @@ main(int argc, char **argv)
 	wa_metrics_on_usr2(NULL);
 	wa_signal(SIGUSR1, on_usr1);
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 1);
+	in.raw = opt.number != NULL;	/* any line will do: bytes checked */
 	if (reject != NULL)
 		wa_input_reject_file(&in, reject);
 	if (opt.number != NULL && (nb = number(opt.number)) == NULL)
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
 	while (!wa_stopping) {
-		if (opt.number != NULL) {
-			/* Any line will do: blank ones carry nothing. */
-			r = wa_lines_next(&in.lines, &line, &len, -1);
-			rec.line = line;
-			rec.len = len;
-			rec.lineno = in.lines.lineno;
-			if (r == WA_TOOLONG)
-				wa_input_reject(&in, &rec, "line longer than "
-				    "%d bytes", WA_LINE_MAX);
-			if (r == WA_LINE && strspn(line, " \t\r") == len)
-				continue;
-		} else if ((r = wa_input_next(&in, &rec, -1)) == WA_LINE &&
+		r = wa_input_next(&in, &rec, -1);
+		if (r == WA_LINE && opt.number == NULL &&
 		    (nb = number_of(&in, &rec)) == NULL)
 			continue;
 		if (report_asked)
@@ -336,7 +328,7 @@ main(int argc, char **argv)
 		if (r == WA_EOF)
 			break;
 		if (r == WA_ERROR) {
-			wa_warn("read <stdin>:");
+			/* Reading, or the reject file: said already. */
 			status = EX_IOERR;
 			break;
 		}

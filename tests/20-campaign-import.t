@@ -44,7 +44,7 @@ wa-campaign: $T/a.csv:9: a quoted field has no closing quote
 wa-campaign: $T/a.csv:10: text after a closing quote
 wa-campaign: $T/a.csv:11: a quote inside a field that does not start with one
 wa-campaign: $T/a.csv:12: phone 'not-a-phone': a character other than digits, spaces, '-', '.', '(' and ')'
-wa-campaign: $T/a.csv:13: not valid UTF-8
+wa-campaign: $T/a.csv:13: not valid UTF-8 (byte 15)
 wa-campaign: $T/a.csv: 6 imported, 1 skipped as duplicates, 6 rejected" \
     "each bad row by its line number, then the counts"
 is "$(cat "$T/rej")" "$(sed -n '1p;8,13p' "$T/a.csv")" \
@@ -104,11 +104,11 @@ is "$?" 65 "NDJSON with bad rows: exit 65"
 is "$(cat "$T/err")" "wa-campaign: <stdin>:6: \"params\" is not an array
 wa-campaign: <stdin>:7: \"phone\" is not a string
 wa-campaign: <stdin>:8: no \"phone\"
-wa-campaign: <stdin>:9: not valid JSON: unexpected end of line
+wa-campaign: <stdin>:9: not valid JSON (it ends inside an object)
 wa-campaign: <stdin>:10: not a JSON object
 wa-campaign: <stdin>:11: \"params\" holds something other than strings and numbers
-wa-campaign: <stdin>:12: a string holds \\u0000 or a lone surrogate
-wa-campaign: <stdin>:14: not valid JSON: text after the object
+wa-campaign: <stdin>:12: \\u0000 at byte 37: Postgres keeps no NUL in text
+wa-campaign: <stdin>:14: not valid JSON (text after the object at byte 26)
 wa-campaign: <stdin>:15: \"components\" is not an array
 wa-campaign: <stdin>: 5 imported, 1 skipped as duplicates, 9 rejected" \
     "each bad line by number, then the counts"

@@ -168,7 +168,7 @@ like "$(cat "$T/err")" '<stdin>:5: field "message_template_status_update" skippe
     'another field is logged'
 like "$(cat "$T/err")" '<stdin>:8: not valid JSON' \
     'invalid JSON is reported with its line number'
-like "$(cat "$T/err")" '<stdin>:10: not one JSON object' \
+like "$(cat "$T/err")" '<stdin>:10: not a JSON object' \
     'an array is reported too'
 ok 'metrics: batch sizes and durations' \
     grep -q '^wa_status_ingest_batch_seconds_count [1-9]' "$T/metrics"

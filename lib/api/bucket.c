@@ -25,6 +25,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/sig.h"
+#include "records/request.h"
 #include "api/bucket.h"
 
 #define MAGIC 0x77616275u	/* "wabu" */
@@ -110,16 +111,6 @@ boot_id(char *id, size_t n)
 	}
 }
 
-/* Whether s can name a number (and so a file): [0-9A-Za-z_-]{1,64}. */
-int
-wa_bucket_valid_number(const char *s)
-{
-	size_t n = strspn(s, "0123456789abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ_-");
-
-	return n > 0 && n <= 64 && s[n] == '\0';
-}
-
 /* 100 ms worth of tokens, at least one. */
 int64_t
 wa_bucket_default_burst(double rate)
@@ -168,7 +159,7 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 	struct state *s;
 	int fd, fresh;
 
-	if (!wa_bucket_valid_number(number)) {
+	if (!wa_number_id_valid(number)) {
 		wa_warn("'%s' is not a phone number id", number);
 		return NULL;
 	}
@@ -235,7 +226,7 @@ wa_bucket_find(const char *number)
 	struct wa_buf path = { 0 };
 	int there;
 
-	if (!wa_bucket_valid_number(number))
+	if (!wa_number_id_valid(number))
 		return NULL;
 	wa_buf_printf(&path, "%s/bucket-%s", wa_bucket_dir(), number);
 	there = access(path.s, F_OK) == 0;

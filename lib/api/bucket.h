@@ -26,7 +26,6 @@ struct wa_bucket_stats {
 
 /* WA_STATE_DIR, or the default. */
 const char *wa_bucket_dir(void);
-int wa_bucket_valid_number(const char *number);
 int64_t wa_bucket_default_burst(double rate);
 /* The bucket of number, made with rate and burst (0: default) if new. */
 struct wa_bucket *wa_bucket_open(const char *number, double rate,

@@ -1,6 +1,7 @@
 /*
  * buf.c: a byte string that grows, for building statements, array literals
- * and output lines without counting bytes by hand.
+ * and output lines without counting bytes by hand; and the UTF-8 checks
+ * every byte that enters goes through.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -130,6 +131,25 @@ wa_utf8_valid(const char *s, size_t n)
 		i += k;
 	}
 	return 1;
+}
+
+size_t
+wa_text_bad(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+
+	while (i < n) {
+		if (p[i] >= 0x80) {
+			if ((k = wa_utf8_len(p + i, n - i)) == 0)
+				return i;
+			i += k;
+		} else if (p[i] == '\0')
+			return i;
+		else
+			i++;
+	}
+	return n;
 }
 
 size_t

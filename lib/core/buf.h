@@ -32,5 +32,10 @@ void wa_buf_free(struct wa_buf *b);
 size_t wa_utf8_len(const unsigned char *s, size_t n);
 int wa_utf8_valid(const char *s, size_t n);
 size_t wa_utf8_cut(const char *s, size_t n, size_t max);
+/*
+ * The offset of the first byte of s (n bytes) that Postgres refuses in
+ * text: a NUL, or one that is not UTF-8 as above; n when there is none.
+ */
+size_t wa_text_bad(const char *s, size_t n);
 
 #endif

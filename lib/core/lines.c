@@ -9,6 +9,10 @@
  * on a regular file it seeks back over what it read too far; anything
  * else is read in blocks. A filter with room for n lines may set exact to
  * n: up to n lines then go in one read, and none past them.
+ *
+ * A line over WA_LINE_MAX bytes is handed out in pieces as it is read,
+ * so that the caller can keep it whole (in a --reject file) while the
+ * buffer stays at about WA_LINE_MAX bytes however long the line is.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +26,8 @@
 #include "core/sig.h"
 
 #define CHUNK 65536
+/* The most the buffer needs: a line's first WA_LINE_MAX bytes and more. */
+#define BUF_MAX (WA_LINE_MAX + 3 * CHUNK + 1)
 
 void
 wa_lines_init(struct wa_lines *l, int fd, const char *name, int exact)
@@ -55,34 +61,39 @@ wa_lines_free(struct wa_lines *l)
 int
 wa_lines_pending(const struct wa_lines *l)
 {
+	if (l->len == l->off)
+		return l->eof && l->skipping;
 	return memchr(l->buf + l->off, '\n', l->len - l->off) != NULL ||
-	    (l->eof && l->len > l->off);
+	    l->eof || l->skipping;
 }
 
 /*
  * Makes room for CHUNK more bytes after len + peeked. The data left is
  * moved to the front only when the room is not there already: moving it
  * for every line would copy up to CHUNK bytes per line in exact mode.
+ * The buffer never holds much more than WA_LINE_MAX bytes: past that, a
+ * line goes out in pieces (wa_lines_next).
  */
-static int
+static void
 room(struct wa_lines *l)
 {
-	size_t used = l->len + l->peeked - l->off;
+	size_t used = l->len + l->peeked - l->off, want;
 
-	if (l->len + l->peeked + CHUNK + 1 <= l->cap)
-		return 0;
+	if (l->buf != NULL && l->len + l->peeked + CHUNK + 1 <= l->cap)
+		return;
 	if (l->off > 0) {
 		memmove(l->buf, l->buf + l->off, used);
 		l->len -= l->off;
 		l->off = 0;
 	}
 	if (used + CHUNK + 1 > l->cap) {
-		if (used > WA_LINE_MAX)
-			return -1;
-		l->cap = used + CHUNK + 1;
+		/* Doubling, so a long line is not copied over and over. */
+		want = used + CHUNK + 1;
+		l->cap = l->cap * 2 > want ? l->cap * 2 : want;
+		if (l->cap > BUF_MAX && want <= BUF_MAX)
+			l->cap = BUF_MAX;
 		l->buf = wa_realloc(l->buf, l->cap);
 	}
-	return 0;
 }
 
 /* Reads exactly n bytes that are known to be waiting in the pipe. */
@@ -164,43 +175,50 @@ fill(struct wa_lines *l)
 /*
  * Returns WA_LINE with the next line in *line (NUL-terminated, '\n'
  * removed) and its length in *len; the line stays valid until the next
- * call. Waits up to timeout ms (-1: for ever) for input; returns WA_AGAIN
- * when none came or a signal arrived, WA_EOF at the end, WA_TOOLONG after
- * skipping a line over WA_LINE_MAX bytes, WA_ERROR on a read error. A
- * last line without '\n' is returned as a line.
+ * call. A line over WA_LINE_MAX bytes comes in pieces, each valid until
+ * the next call: WA_PART for each piece but the last, then WA_TOOLONG
+ * with the last (possibly empty) one, which counts the line. Waits up to
+ * timeout ms (-1: for ever) for input; returns WA_AGAIN when none came or
+ * a signal arrived, WA_EOF at the end, WA_ERROR on a read error. A last
+ * line without '\n' is returned as a line.
  */
 int
 wa_lines_next(struct wa_lines *l, char **line, size_t *len, int timeout)
 {
 	struct pollfd pfd;
 	char *start, *nl;
+	size_t have, n;
 
 	for (;;) {
-		start = l->buf + l->off;
-		nl = l->buf ? memchr(start, '\n', l->len - l->off) : NULL;
-		if (nl != NULL || (l->eof && l->len > l->off)) {
-			size_t n = nl ? (size_t)(nl - start) : l->len - l->off;
-
+		/* No pointer arithmetic on a buffer not yet allocated. */
+		have = l->len - l->off;
+		start = have > 0 ? l->buf + l->off : NULL;
+		nl = have > 0 ? memchr(start, '\n', have) : NULL;
+		if (nl != NULL || (l->eof && (have > 0 || l->skipping))) {
+			n = nl ? (size_t)(nl - start) : have;
 			l->lineno++;
 			l->off += n + (nl != NULL);
-			if (l->skipping) {
+			*line = start ? start : (char *)"";
+			*len = n;
+			if (start != NULL)
+				start[n] = '\0';
+			if (l->skipping || n > WA_LINE_MAX) {
 				l->skipping = 0;
 				return WA_TOOLONG;
 			}
-			start[n] = '\0';
-			*line = start;
-			*len = n;
 			return WA_LINE;
 		}
 		if (l->eof)
 			return WA_EOF;
-		if (room(l) < 0) {
-			/* Keep the line's tail only: it ends the skip. */
+		if (have > WA_LINE_MAX || (l->skipping && have > 0)) {
+			/* Too long: out in pieces, and the buffer reused. */
 			l->skipping = 1;
-			memmove(l->buf, l->buf + l->len, l->peeked);
-			l->len = l->off = 0;
-			continue;
+			l->off = l->len;
+			*line = start;
+			*len = have;
+			return WA_PART;
 		}
+		room(l);
 		if (l->peeked == 0) {
 			pfd.fd = l->fd;
 			pfd.events = POLLIN;

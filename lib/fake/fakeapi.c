@@ -25,9 +25,9 @@
 #include "core/err.h"
 #include "core/sig.h"
 #include "records/json.h"
+#include "records/phone.h"
+#include "records/request.h"
 #include "fake/fakeapi.h"
-
-#define CALLBACK_MAX	512
 #define HREF		"/documentation/business-messaging/whatsapp/" \
 			"support/error-codes"
 
@@ -404,7 +404,7 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 {
 	struct json_tokener *tok;
 	const char *p, *end;
-	size_t used;
+	char why[160];
 
 	memset(q, 0, sizeof *q);
 	/* "/{version}/{phone_number_id}/messages" */
@@ -414,33 +414,14 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 		memcpy(q->pnid, p + 1, end - p - 1);
 	if (body == NULL)
 		return;
-	tok = json_tokener_new();
-	q->obj = json_tokener_parse_ex(tok, body, len);
-	used = json_tokener_get_parse_end(tok);
-	/* One JSON object, and nothing after it but white space. */
-	while (used < len && strchr(" \t\r\n", body[used]) != NULL &&
-	    body[used] != '\0')
-		used++;
-	if (q->obj != NULL && (used != len ||
-	    !json_object_is_type(q->obj, json_type_object))) {
-		json_object_put(q->obj);
-		q->obj = NULL;
-	}
+	/* One JSON object, checked as every line we read is (code 100). */
+	tok = wa_json_tokener();
+	q->obj = wa_json_parse(tok, body, len, 0, WA_JSON_DEPTH, why,
+	    sizeof why);
 	json_tokener_free(tok);
 	q->to = wa_json_str(q->obj, "to");
 	q->tmpl = wa_json_str(q->obj, "template.name");
 	q->callback = wa_json_str(q->obj, "biz_opaque_callback_data");
-}
-
-static int
-valid_to(const char *to)
-{
-	size_t n;
-
-	if (to[0] != '+')
-		return 0;
-	n = strspn(to + 1, "0123456789");
-	return n >= 1 && n <= 15 && to[1 + n] == '\0';
 }
 
 /* The checks that need no state: an error code, or -1 when it passes. */
@@ -470,13 +451,13 @@ check(struct wa_fake *f, const struct req *q, const char *method,
 	if (q->tmpl == NULL || wa_json_str(q->obj, "template.language.code")
 	    == NULL)
 		return 131008;
-	if (!valid_to(q->to))
+	if (!wa_phone_is_e164(q->to))
 		return 131009;
 	comp = wa_json_get(q->obj, "template.components");
 	if (comp != NULL && !json_object_is_type(comp, json_type_array))
 		return 131009;
 	if (wa_json_get(q->obj, "biz_opaque_callback_data") != NULL &&
-	    (q->callback == NULL || strlen(q->callback) > CALLBACK_MAX))
+	    (q->callback == NULL || strlen(q->callback) > WA_CALLBACK_MAX))
 		return 131009;
 	for (i = 0; i < f->c.ntemplates; i++)
 		if (strcmp(f->c.templates[i], q->tmpl) == 0)

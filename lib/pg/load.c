@@ -84,8 +84,9 @@ copy(PGconn *conn, struct wa_rows *rows)
 		if (++good % 512 == 0)
 			put(conn, &b);
 	}
+	/* A read error, or a reject file that failed: said already. */
 	if (r == WA_ERROR)
-		wa_die(EX_IOERR, "read %s:", rows->in.lines.name);
+		wa_die(EX_IOERR, "%s: nothing imported", rows->in.lines.name);
 	put(conn, &b);
 	wa_buf_free(&b);
 	if (wa_stopping || PQputCopyEnd(conn, NULL) != 1)

@@ -107,7 +107,7 @@ arrays(const struct wa_status_batch *b, struct wa_buf *a)
 
 	for (i = 0; i < 6; i++)
 		wa_pg_array_start(&a[i]);
-	for (s = b->v; s < b->v + b->n; s++) {
+	for (s = b->v; s != NULL && s < b->v + b->n; s++) {
 		num(&a[0], s->rid != 0, s->rid);
 		wa_pg_array_add(&a[1], b->str.s + s->wamid, s->wamid_len);
 		wa_pg_array_add(&a[2], wa_rank_names[s->rank],

@@ -11,11 +11,16 @@
  * and an optional "components" array, kept as {"components": [...]}
  * for wa-claim to merge into the template.
  *
- * A bad row is reported with its line number and written to the reject
- * file (after the CSV header, so the file can be fixed and imported
- * again), and counted; it never stops the rest. Blank lines, a UTF-8
- * byte order mark and '\r' before '\n' are passed over.
+ * Every line is checked as records/input.c checks lines (UTF-8, no NUL;
+ * NDJSON: RFC 8259, finite numbers, integers in 64 bits, no \u0000 or
+ * lone surrogate, and at most WA_IMPORT_DEPTH levels, so that the send
+ * request made of a row is one every stage takes). A bad row is reported
+ * with its line number and written to the reject file (after the CSV
+ * header, so the file can be fixed and imported again), whole however
+ * long, and counted; it never stops the rest. Blank lines, a UTF-8 byte
+ * order mark and '\r' before '\n' are passed over.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +34,12 @@
 #include "records/json.h"
 #include "records/phone.h"
 
-static char why[320];	/* a reason that names the bad value */
-
 void
 wa_rows_init(struct wa_rows *r, int fd, const char *name, const char *cc)
 {
 	memset(r, 0, sizeof *r);
 	wa_input_init(&r->in, fd, name, 0);
+	r->in.raw = 1;		/* the lines' bytes: rows are parsed here */
 	r->cc = cc;
 }
 
@@ -45,19 +49,6 @@ wa_rows_free(struct wa_rows *r)
 	wa_input_free(&r->in);
 	wa_buf_free(&r->params);
 	wa_buf_free(&r->field);
-	free(r->header);
-}
-
-static void
-reject(struct wa_rows *r, char *line, size_t len, const char *msg)
-{
-	struct wa_record rec = { NULL, line, len, r->in.lines.lineno };
-
-	if (r->format == WA_CSV && r->in.reject != NULL && !r->header_out) {
-		fprintf(r->in.reject, "%s\n", r->header);
-		r->header_out = 1;
-	}
-	wa_input_reject(&r->in, &rec, "%s", msg);
 }
 
 static int
@@ -68,30 +59,31 @@ blank(const char *s, size_t n)
 	return n == 0;
 }
 
-/* Whether s is UTF-8 that Postgres takes: no NUL, no surrogates. */
 static int
-utf8(const char *str, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i, k;
+say(char *why, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-	for (i = 0; i < n; i += k)
-		if (s[i] == '\0' || (k = wa_utf8_len(s + i, n - i)) == 0)
-			return 0;
-	return 1;
+static int
+say(char *why, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, size, fmt, ap);
+	va_end(ap);
+	return -1;
 }
 
-/* Normalises a phone number into r->phone; NULL, or why it is bad. */
-static const char *
-phone(struct wa_rows *r, const char *s, size_t n)
+/* Normalises a phone number into r->phone: 0, or -1 with why. */
+static int
+phone(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 {
 	const char *bad = wa_phone_e164(s, n, r->cc, r->phone);
 
 	if (bad == NULL)
-		return NULL;
-	snprintf(why, sizeof why, "phone '%.*s': %s", n > 40 ? 40 : (int)n,
-	    s, bad);
-	return why;
+		return 0;
+	return say(why, size, "phone '%.*s': %s%s", n > 40 ? 40 : (int)n, s,
+	    bad, bad == wa_phone_no_cc ? ", or use --country-code" : "");
 }
 
 /*
@@ -146,50 +138,47 @@ trim(char *s)
 	return s;
 }
 
-/* Reads the header; a file without a good one cannot be imported. */
-static void
-header(struct wa_rows *r, const char *s, size_t n)
+/* Reads the header: 0, or -2 with why the file cannot be imported. */
+static int
+header(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 {
 	const char *e = s + n, *bad;
 	int more = 1;
 
 	r->phonecol = -1;
-	r->header = wa_alloc(n + 1);
-	memcpy(r->header, s, n);
+	r->ncols = 0;
 	while (more) {
 		if ((bad = field(&s, e, &r->field, &more)) != NULL)
-			wa_die(EX_DATAERR, "%s:%lu: header: %s",
-			    r->in.lines.name, r->in.lines.lineno, bad);
+			return say(why, size, "header: %s", bad) - 1;
 		if (strcasecmp(trim(r->field.s), "phone") == 0) {
 			if (r->phonecol >= 0)
-				wa_die(EX_DATAERR, "%s:%lu: header: two phone "
-				    "columns", r->in.lines.name,
-				    r->in.lines.lineno);
+				return say(why, size, "header: two phone "
+				    "columns") - 1;
 			r->phonecol = r->ncols;
 		}
 		r->ncols++;
 	}
 	if (r->phonecol < 0)
-		wa_die(EX_DATAERR, "%s:%lu: the CSV header (the first line) "
-		    "has no 'phone' column", r->in.lines.name,
-		    r->in.lines.lineno);
+		return say(why, size, "the CSV header (the first line) has no "
+		    "'phone' column") - 1;
+	return 0;
 }
 
-static const char *
-csv(struct wa_rows *r, const char *s, size_t n)
+static int
+csv(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 {
-	const char *e = s + n, *bad, *badphone = NULL;
-	int col = 0, more = 1;
+	const char *e = s + n, *bad;
+	int col = 0, more = 1, badphone = 0;
+	char pwhy[160];
 
-	if (!utf8(s, n))
-		return "not valid UTF-8";
 	r->params.len = 0;
 	wa_buf_add(&r->params, "[", 1);
 	while (more) {
 		if ((bad = field(&s, e, &r->field, &more)) != NULL)
-			return bad;
+			return say(why, size, "%s", bad);
 		if (col == r->phonecol)
-			badphone = phone(r, r->field.s, r->field.len);
+			badphone = phone(r, r->field.s, r->field.len, pwhy,
+			    sizeof pwhy);
 		else if (col < r->ncols) {
 			if (r->params.len > 1)
 				wa_buf_add(&r->params, ",", 1);
@@ -198,13 +187,13 @@ csv(struct wa_rows *r, const char *s, size_t n)
 		}
 		col++;
 	}
-	if (col != r->ncols) {
-		snprintf(why, sizeof why, "%d field%s, the header has %d",
-		    col, col == 1 ? "" : "s", r->ncols);
-		return why;
-	}
+	if (col != r->ncols)
+		return say(why, size, "%d field%s, the header has %d", col,
+		    col == 1 ? "" : "s", r->ncols);
 	wa_buf_add(&r->params, "]", 1);
-	return badphone;
+	if (badphone)
+		return say(why, size, "%s", pwhy);
+	return 1;
 }
 
 /* Adds a "params" array: strings, or numbers taken as their text. */
@@ -236,141 +225,106 @@ params(struct wa_buf *b, struct json_object *a)
 	return NULL;
 }
 
-/* Whether JSON text holds a \u0000, which Postgres refuses. */
+/* The fields of a parsed NDJSON row: 1, or -1 with why. */
 static int
-has_nul(const char *s, size_t n)
-{
-	const char *p, *e = s + n;
-	size_t k;
-
-	for (p = s; (p = memmem(p, e - p, "u0000", 5)) != NULL; p += 5) {
-		for (k = 0; p - k > s && p[-1 - (long)k] == '\\'; k++)
-			;
-		if (k % 2 == 1)
-			return 1;
-	}
-	return 0;
-}
-
-static const char *
-fields(struct wa_rows *r, struct json_object *o)
+fields(struct wa_rows *r, struct json_object *o, char *why, size_t size)
 {
 	struct json_object *v, *p = NULL, *c = NULL;
 	const char *bad;
 
 	if (!json_object_object_get_ex(o, "phone", &v))
-		return "no \"phone\"";
+		return say(why, size, "no \"phone\"");
 	if (!json_object_is_type(v, json_type_string))
-		return "\"phone\" is not a string";
-	if ((bad = phone(r, json_object_get_string(v),
-	    json_object_get_string_len(v))) != NULL)
-		return bad;
+		return say(why, size, "\"phone\" is not a string");
+	if (phone(r, json_object_get_string(v), json_object_get_string_len(v),
+	    why, size) < 0)
+		return -1;
 	json_object_object_get_ex(o, "params", &p);
 	json_object_object_get_ex(o, "components", &c);
 	r->params.len = 0;
+	bad = NULL;
 	if (c != NULL) {
 		if (!json_object_is_type(c, json_type_array))
-			return "\"components\" is not an array";
+			return say(why, size, "\"components\" is not an "
+			    "array");
 		wa_buf_puts(&r->params, "{\"components\":");
 		wa_buf_puts(&r->params, wa_json_text(c));
 		if (p != NULL) {
 			wa_buf_puts(&r->params, ",\"params\":");
-			if ((bad = params(&r->params, p)) != NULL)
-				return bad;
+			bad = params(&r->params, p);
 		}
 		wa_buf_add(&r->params, "}", 1);
-	} else if (p != NULL) {
-		if ((bad = params(&r->params, p)) != NULL)
-			return bad;
-	} else
+	} else if (p != NULL)
+		bad = params(&r->params, p);
+	else
 		wa_buf_puts(&r->params, "[]");
-	if (has_nul(r->params.s, r->params.len) ||
-	    !utf8(r->params.s, r->params.len))
-		return "a string holds \\u0000 or a lone surrogate";
-	return NULL;
+	if (bad != NULL)
+		return say(why, size, "%s", bad);
+	return 1;
 }
 
-static const char *
-ndjson(struct wa_rows *r, const char *s, size_t n)
+int
+wa_rows_take(struct wa_rows *r, const char *s, size_t n, char *why,
+    size_t size)
 {
-	struct json_tokener *tok = r->in.tok;
 	struct json_object *o;
-	enum json_tokener_error e;
-	const char *bad;
-	size_t end;
+	int ret;
 
-	if (!utf8(s, n))
-		return "not valid UTF-8";
-	json_tokener_reset(tok);
-	o = json_tokener_parse_ex(tok, s, n);
-	e = json_tokener_get_error(tok);
-	if (o == NULL || e != json_tokener_success) {
-		json_object_put(o);
-		if (e == json_tokener_continue || e == json_tokener_success)
-			return "not valid JSON: unexpected end of line";
-		snprintf(why, sizeof why, "not valid JSON: %s",
-		    json_tokener_error_desc(e));
-		return why;
+	if (wa_json_bytes(s, n, why, size) < 0)
+		return -1;
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	if (r->format == 0 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+		s += 3;
+		n -= 3;
 	}
-	end = json_tokener_get_parse_end(tok);
-	if (!blank(s + end, n - end))
-		bad = "not valid JSON: text after the object";
-	else if (!json_object_is_type(o, json_type_object))
-		bad = "not a JSON object";
-	else
-		bad = fields(r, o);
+	if (blank(s, n))
+		return 0;
+	if (r->format == 0) {
+		r->format = s[strspn(s, " \t")] == '{' ? WA_NDJSON : WA_CSV;
+		if (r->format == WA_CSV)
+			return header(r, s, n, why, size);
+	}
+	if (r->format == WA_CSV)
+		return csv(r, s, n, why, size);
+	o = wa_json_parse(r->in.tok, s, n, WA_JSON_RECORD, WA_IMPORT_DEPTH,
+	    why, size);
+	if (o == NULL)
+		return -1;
+	ret = fields(r, o, why, size);
 	json_object_put(o);
-	return bad;
+	return ret;
 }
 
 /*
  * Reads the next good row into r->phone and r->params (r->lineno is its
  * line) and returns WA_LINE; rejects bad rows on the way. Returns WA_EOF
- * at the end, WA_ERROR after a read error (errno set), WA_AGAIN when a
- * signal came.
+ * at the end, WA_ERROR after a read error or a reject file that failed
+ * (said on stderr), WA_AGAIN when a signal came. A CSV header that is
+ * not one ends the program (65).
  */
 int
 wa_rows_next(struct wa_rows *r)
 {
-	const char *bad;
-	char *line, *s;
-	size_t len, n;
-	int ret;
+	struct wa_record rec = { 0 };
+	char why[320];
+	int ret, csvhead;
 
 	for (;;) {
-		ret = wa_lines_next(&r->in.lines, &line, &len, -1);
-		if (ret == WA_TOOLONG) {
-			snprintf(why, sizeof why, "line longer than %d bytes",
-			    WA_LINE_MAX);
-			reject(r, NULL, 0, why);
-			continue;
-		}
-		if (ret != WA_LINE)
+		if ((ret = wa_input_next(&r->in, &rec, -1)) != WA_LINE)
 			return ret;
-		s = line;
-		n = len;
-		if (n > 0 && s[n - 1] == '\r')
-			n--;
-		if (r->in.lines.lineno == 1 && n >= 3 &&
-		    memcmp(s, "\xef\xbb\xbf", 3) == 0) {
-			s += 3;
-			n -= 3;
-		}
-		if (blank(s, n))
-			continue;
-		if (r->format == 0) {
-			r->format = s[strspn(s, " \t")] == '{' ? WA_NDJSON :
-			    WA_CSV;
-			if (r->format == WA_CSV) {
-				header(r, s, n);
-				continue;
-			}
-		}
-		bad = r->format == WA_CSV ? csv(r, s, n) : ndjson(r, s, n);
-		if (bad == NULL) {
-			r->lineno = r->in.lines.lineno;
+		csvhead = r->format == 0;
+		ret = wa_rows_take(r, rec.line, rec.len, why, sizeof why);
+		if (ret == -2)
+			wa_die(EX_DATAERR, "%s:%lu: %s", r->in.lines.name,
+			    rec.lineno, why);
+		if (csvhead && r->format == WA_CSV)
+			wa_input_reject_header(&r->in, rec.line, rec.len);
+		if (ret == 1) {
+			r->lineno = rec.lineno;
 			return WA_LINE;
 		}
-		reject(r, s, n, bad);
+		if (ret < 0)
+			wa_input_reject(&r->in, &rec, "%s", why);
 	}
 }

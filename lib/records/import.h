@@ -9,9 +9,16 @@
 
 #include "core/buf.h"
 #include "records/input.h"
+#include "records/json.h"
 #include "records/phone.h"
 
 enum { WA_CSV = 1, WA_NDJSON = 2 };
+
+/*
+ * How deep an NDJSON row may nest: its components go one level deeper
+ * into a send request, which every stage takes up to WA_JSON_DEPTH.
+ */
+#define WA_IMPORT_DEPTH (WA_JSON_DEPTH - 1)
 
 struct wa_rows {
 	struct wa_input	 in;		/* lines, --reject file, rejected */
@@ -19,8 +26,6 @@ struct wa_rows {
 	int		 format;	/* WA_CSV, WA_NDJSON; 0 before a row */
 	int		 ncols;		/* CSV: columns in the header */
 	int		 phonecol;	/* CSV: which one is "phone" */
-	char		*header;	/* CSV: the header line, for rejects */
-	int		 header_out;	/* it is in the reject file */
 	unsigned long	 lineno;	/* the line of the row returned */
 	char		 phone[WA_PHONE_MAX];
 	struct wa_buf	 params;	/* template_params, JSON text */
@@ -29,8 +34,18 @@ struct wa_rows {
 
 void wa_rows_init(struct wa_rows *r, int fd, const char *name,
     const char *cc);
-/* 1 with the next row in r->phone and r->params, 0 at the end. */
+/*
+ * The next good row in r->phone and r->params: WA_LINE; or WA_EOF,
+ * WA_ERROR (said on stderr), WA_AGAIN (a signal came).
+ */
 int wa_rows_next(struct wa_rows *r);
+/*
+ * One line, n bytes at s without '\n', taken as a row: r->format is set
+ * by the first. Returns 1 with the row in r->phone and r->params, 0 for
+ * the CSV header or a blank line, or -1 with why (size bytes).
+ */
+int wa_rows_take(struct wa_rows *r, const char *s, size_t n, char *why,
+    size_t size);
 void wa_rows_free(struct wa_rows *r);
 
 #endif

@@ -12,8 +12,9 @@
  */
 #include <string.h>
 
-#include "records/import.h"
 #include "records/phone.h"
+
+const char wa_phone_no_cc[] = "no country code: write it with '+' or 00";
 
 /*
  * Writes the E.164 form of the n bytes at s into out (WA_PHONE_MAX
@@ -54,8 +55,7 @@ wa_phone_e164(const char *s, size_t n, const char *cc, char *out)
 		nd -= 2;
 	} else if (!intl) {
 		if (cc == NULL)
-			return "no country code: write it with '+' or 00, "
-			    "or use --country-code";
+			return wa_phone_no_cc;
 		pre = cc;
 		if (d[0] == '0') {
 			p++;
@@ -74,6 +74,16 @@ wa_phone_e164(const char *s, size_t n, const char *cc, char *out)
 	if (out[1] == '0')
 		return "a country code never starts with 0";
 	return NULL;
+}
+
+int
+wa_phone_is_e164(const char *s)
+{
+	char out[WA_PHONE_MAX];
+	size_t n = strlen(s);
+
+	return s[0] == '+' && wa_phone_e164(s, n, NULL, out) == NULL &&
+	    strcmp(out, s) == 0;
 }
 
 /* The digits of a --country-code ("44" or "+44"), or NULL if it is bad. */

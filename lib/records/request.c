@@ -3,13 +3,13 @@
  * turned into the template message the Cloud API expects, with the
  * recipient id and attempt in biz_opaque_callback_data.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "records/json.h"
+#include "records/phone.h"
 #include "records/request.h"
 
 /* Scalars as text: strings as they are, numbers in JSON. */
@@ -25,26 +25,13 @@ scalar(struct json_object *o)
 	}
 }
 
-/* E.164 with its '+', spaces, dots, dashes and brackets dropped. */
-static const char *
-e164(const char *in, char *out, size_t size)
+int
+wa_number_id_valid(const char *s)
 {
-	size_t n = 0;
+	size_t n = strspn(s, "0123456789abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ_-");
 
-	if (*in++ != '+')
-		return NULL;
-	out[n++] = '+';
-	for (; *in; in++) {
-		if (strchr(" .-()", *in) != NULL)
-			continue;
-		if (!isdigit((unsigned char)*in) || n + 1 >= size)
-			return NULL;
-		out[n++] = *in;
-	}
-	out[n] = '\0';
-	if (n < 8 || n > 16 || out[1] == '0')
-		return NULL;
-	return out;
+	return n > 0 && n <= WA_NUMBER_ID_MAX && s[n] == '\0';
 }
 
 static void
@@ -136,9 +123,10 @@ const char *
 wa_request_prepare(struct wa_request *s, struct json_object *req,
     const char *line, size_t len, const char *base)
 {
+	static char why[160];
 	struct json_object *tpl, *lang, *comp, *o;
-	const char *number, *to, *name, *id, *attempt, *why;
-	char phone[24], cb[WA_CALLBACK_MAX + 1];
+	const char *number, *to, *name, *id, *attempt, *bad;
+	char phone[WA_PHONE_MAX], cb[WA_CALLBACK_MAX + 1];
 	size_t n;
 
 	s->url.len = s->body.len = s->campaign.len = 0;
@@ -146,14 +134,18 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 	number = scalar(wa_json_get(req, "phone_number_id"));
 	if (number == NULL || *number == '\0')
 		return "no phone_number_id";
-	if (strlen(number) >= sizeof s->number || number[strspn(number,
-	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "_-")] != '\0')
+	if (!wa_number_id_valid(number))
 		return "phone_number_id is not a phone number id";
-	if ((to = wa_json_str(req, "to")) == NULL)
+	if ((o = wa_json_get(req, "to")) == NULL ||
+	    !json_object_is_type(o, json_type_string))
 		return "no \"to\"";
-	if (e164(to, phone, sizeof phone) == NULL)
-		return "\"to\" is not an E.164 number with its '+'";
+	to = json_object_get_string(o);
+	if ((bad = wa_phone_e164(to, json_object_get_string_len(o), NULL,
+	    phone)) != NULL) {
+		snprintf(why, sizeof why, "\"to\" '%.40s' is not an E.164 "
+		    "number: %s", to, bad);
+		return why;
+	}
 	tpl = wa_json_get(req, "template");
 	if ((name = wa_json_str(tpl, "name")) == NULL || *name == '\0')
 		return "no template.name";
@@ -195,9 +187,21 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 	if (comp != NULL) {
 		wa_buf_puts(&s->body, ",\"components\":");
 		wa_buf_puts(&s->body, wa_json_text(comp));
-	} else if ((why = params(&s->body, wa_json_get(tpl, "params"))))
-		return why;
+	} else if ((bad = params(&s->body, wa_json_get(tpl, "params"))))
+		return bad;
 	wa_buf_puts(&s->body, "}}");
+	/*
+	 * What is sent must be what every stage takes: template.params go
+	 * two levels deeper in the body than in the request.
+	 */
+	if (wa_json_check(s->body.s, s->body.len, WA_JSON_RECORD,
+	    WA_JSON_DEPTH, why, sizeof why) < 0) {
+		if (strncmp(why, "nested", 6) == 0)
+			snprintf(why, sizeof why, "template.params nested too "
+			    "deep: the message would be deeper than %d levels",
+			    WA_JSON_DEPTH);
+		return why;
+	}
 
 	if ((o = wa_json_get(req, "campaign_id")) != NULL && scalar(o))
 		wa_buf_printf(&s->campaign, "campaign %s", scalar(o));
@@ -221,8 +225,11 @@ void
 wa_request_dry(struct json_object *req, const struct wa_request *s)
 {
 	struct json_object *d = json_object_new_object();
+	struct json_tokener *tok = wa_json_tokener();
 
 	json_object_object_add(d, "url", json_object_new_string(s->url.s));
-	json_object_object_add(d, "body", json_tokener_parse(s->body.s));
+	json_object_object_add(d, "body", json_tokener_parse_ex(tok,
+	    s->body.s, s->body.len));
 	json_object_object_add(req, "dry_run", d);
+	json_tokener_free(tok);
 }

@@ -14,12 +14,20 @@
 /*
  * The biz_opaque_callback_data of every send: "wapipe:<id>:<attempt>", so
  * a status webhook finds its row even when no wamid was recorded; at
- * most WA_CALLBACK_MAX characters (Meta's limit).
+ * most WA_CALLBACK_MAX characters (Meta's limit; counted here in bytes,
+ * never fewer). The one limit: requests and the fake Cloud API use it.
  */
 #define WA_CALLBACK_PREFIX "wapipe:"
 #define WA_CALLBACK_MAX 512
 
 #define WA_NUMBER_ID_MAX 64	/* a phone_number_id's characters */
+
+/*
+ * Whether s is a phone_number_id: 1 to WA_NUMBER_ID_MAX letters, digits,
+ * '_' or '-' (it names a bucket file and goes into a URL path). The one
+ * check: requests, wa-throttle and the buckets use it.
+ */
+int wa_number_id_valid(const char *s);
 
 /* A request ready to POST. */
 struct wa_request {

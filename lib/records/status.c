@@ -12,7 +12,14 @@
  * numbers or strings, unknown status values, value.errors with no
  * message, other fields and inbound messages are counted, logged the
  * first time (system errors every time), and skipped.
+ *
+ * What Postgres would refuse is refused here, before a batch holds it: a
+ * timestamp that is not a time (not finite, below zero, past the year
+ * 9999) leaves its status out and has the line rejected; a wamid that is
+ * not UTF-8 or holds a NUL is a malformed status; an error title is cut
+ * to 512 bytes on a character boundary.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,32 +75,69 @@ array(struct json_object *o, const char *key)
 	return json_object_is_type(o, json_type_array) ? o : NULL;
 }
 
-/* A timestamp: seconds as a number or a string (milliseconds scaled). */
-static int64_t
-stamp(struct json_object *o)
+/*
+ * The last time a status may carry, 9999-12-31T23:59:59Z: every tool
+ * writes it, and Postgres takes far more.
+ */
+#define TS_MAX 253402300799LL
+
+/*
+ * The status's timestamp, seconds as a number or a string of digits
+ * (milliseconds, past 1e11, scaled), in *ts: 0 when it has none. Returns
+ * NULL, or why it is not a time (not a number, below zero, not finite,
+ * past TS_MAX), the text it had in c.
+ */
+static const char *
+stamp(struct json_object *o, int64_t *ts, char *c, size_t size)
 {
-	int64_t v = 0;
+	const char *s;
+	double d;
 	char *end;
 
+	*ts = 0;
 	o = wa_json_get(o, "timestamp");
 	switch (json_object_get_type(o)) {
+	case json_type_null:
+		return NULL;
 	case json_type_int:
-		v = json_object_get_int64(o);
+		if (wa_json_int(o, "", ts) != 1)
+			break;
+		if (*ts > 100000000000LL)
+			*ts /= 1000;
+		if (*ts >= 0 && *ts <= TS_MAX)
+			return NULL;
 		break;
 	case json_type_double:
-		v = (int64_t)json_object_get_double(o);
+		/* Compared before the cast: NaN and 1e400 fail here. */
+		d = json_object_get_double(o);
+		if (d > 1e11)
+			d /= 1000;
+		if (d >= 0 && d <= TS_MAX) {
+			*ts = (int64_t)d;
+			return NULL;
+		}
 		break;
 	case json_type_string:
-		v = strtoll(json_object_get_string(o), &end, 10);
-		if (*end != '\0' && *end != '.')
-			v = 0;
+		s = json_object_get_string(o);
+		if (*s < '0' || *s > '9')
+			break;
+		errno = 0;
+		*ts = strtoll(s, &end, 10);
+		if (*end == '.')
+			end += 1 + strspn(end + 1, "0123456789");
+		if (errno != 0 || *end != '\0')
+			break;
+		if (*ts > 100000000000LL)
+			*ts /= 1000;
+		if (*ts <= TS_MAX)
+			return NULL;
 		break;
 	default:
 		break;
 	}
-	if (v > 100000000000LL)
-		v /= 1000;
-	return v > 0 ? v : 0;
+	*ts = 0;
+	snprintf(c, size, "%s", json_object_get_string(o));
+	return "not a time";
 }
 
 /* The recipient id in "wapipe:<id>[:<attempt>]", or 0. */
@@ -108,15 +152,16 @@ recipient(const char *s)
 	if (s == NULL || strncmp(s, WA_CALLBACK_PREFIX, p) != 0 ||
 	    s[p] < '0' || s[p] > '9')
 		return 0;
+	errno = 0;
 	id = strtoll(s + p, &end, 10);
-	return *end == '\0' || *end == ':' ? id : 0;
+	return (*end == '\0' || *end == ':') && errno == 0 ? id : 0;
 }
 
 /*
- * Copies s into the batch's strings, at most max bytes of whole
- * characters, bytes that are not UTF-8 as '?' (Postgres would refuse the
- * whole batch); returns its offset, its length in *len and how many bytes
- * were replaced in *bad.
+ * Copies s into the batch's strings, bytes that are not UTF-8 as '?'
+ * (Postgres would refuse the whole batch), then cut to at most max bytes
+ * on a character boundary; returns its offset, its length in *len and
+ * how many bytes were replaced in *bad.
  */
 static size_t
 keep(struct wa_status_batch *b, const char *s, size_t max, size_t *len,
@@ -130,34 +175,42 @@ keep(struct wa_status_batch *b, const char *s, size_t max, size_t *len,
 		    n - i)) == 0) {
 			k = 1;
 			++*bad;
-		}
-		if (i + k > max)
-			break;
-		if (k == 1 && (unsigned char)s[i] >= 0x80)
 			wa_buf_add(&b->str, "?", 1);
-		else
+		} else
 			wa_buf_add(&b->str, s + i, k);
 	}
-	*len = b->str.len - at;
+	*len = b->str.len > at ? wa_utf8_cut(b->str.s + at, b->str.len - at,
+	    max) : 0;
+	b->str.len = at + *len;
+	if (b->str.s != NULL)
+		b->str.s[b->str.len] = '\0';
 	return at;
 }
 
-static void
+/*
+ * Adds status o to the batch; returns NULL, or why it cannot be applied
+ * (it is then left out, and its line rejected).
+ */
+static const char *
 status(struct wa_status_batch *b, struct json_object *o, const char *where,
     unsigned long lineno)
 {
+	static char why[256];
+	struct json_object *idobj = wa_json_get(o, "id"), *err;
 	const char *id = wa_json_str(o, "id"), *st = wa_json_str(o, "status");
-	const char *title;
-	struct json_object *err;
+	const char *title, *bad;
 	struct wa_status *s;
-	size_t bad;
-	char c[64];
+	size_t bad_bytes;
+	int64_t ts;
+	char c[64], t[64];
 	int k;
 
-	if (id == NULL || *id == '\0' || strlen(id) > 256 || st == NULL) {
+	/* A wamid with a NUL in it would match another one. */
+	if (id == NULL || *id == '\0' || strlen(id) > 256 || st == NULL ||
+	    strlen(id) != (size_t)json_object_get_string_len(idobj)) {
 		odd(b, WA_ODD_MALFORMED, where, lineno, "a status without "
 		    "\"id\" or \"status\" (or an id over 256 bytes)", NULL);
-		return;
+		return NULL;
 	}
 	for (k = 0; k < WA_ST_OTHER && strcmp(st, wa_st_names[k]) != 0; k++)
 		;
@@ -167,7 +220,13 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 			wa_warn("%s:%lu: status \"%s\" not applied (counted; "
 			    "further ones are not logged)", where, lineno,
 			    clean(st, c, sizeof c));
-		return;
+		return NULL;
+	}
+	if ((bad = stamp(o, &ts, t, sizeof t)) != NULL) {
+		snprintf(why, sizeof why, "status %.16s of %.64s: timestamp "
+		    "\"%.40s\" is %s (the body's other statuses are applied)",
+		    clean(st, c, sizeof c), id, clean(t, t, sizeof t), bad);
+		return why;
 	}
 	if (b->n == b->cap) {
 		b->cap = b->cap ? 2 * b->cap : 1024;
@@ -176,31 +235,32 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	s = &b->v[b->n++];
 	memset(s, 0, sizeof *s);
 	s->rank = ranks[k];
-	s->ts = stamp(o);
+	s->ts = ts;
 	s->rid = recipient(wa_json_str(o, "biz_opaque_callback_data"));
-	s->wamid = keep(b, id, 256, &s->wamid_len, &bad);
-	if (bad > 0) {
+	s->wamid = keep(b, id, 256, &s->wamid_len, &bad_bytes);
+	if (bad_bytes > 0) {
 		b->n--;
 		b->str.len = s->wamid;
 		odd(b, WA_ODD_MALFORMED, where, lineno,
 		    "a status whose id is not UTF-8", NULL);
-		return;
+		return NULL;
 	}
 	if (k != WA_ST_FAILED || (err = array(o, "errors")) == NULL ||
 	    (err = json_object_array_get_idx(err, 0)) == NULL)
-		return;
+		return NULL;
 	s->has_code = wa_json_int(err, "code", &s->code) == 1 &&
 	    s->code >= -2147483647 && s->code <= 2147483647;
 	if ((title = wa_json_str(err, "title")) != NULL ||
 	    (title = wa_json_str(err, "message")) != NULL)
-		s->title = keep(b, title, 512, &s->title_len, &bad);
+		s->title = keep(b, title, 512, &s->title_len, &bad_bytes);
+	return NULL;
 }
 
-static void
+static const char *
 change(struct wa_status_batch *b, struct json_object *ch, const char *where,
     unsigned long lineno)
 {
-	const char *field = wa_json_str(ch, "field");
+	const char *field = wa_json_str(ch, "field"), *why = NULL, *w;
 	struct json_object *a, *e;
 	char c[64], code[32];
 	size_t i;
@@ -208,12 +268,13 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 	if (field == NULL || strcmp(field, "messages") != 0) {
 		odd(b, WA_ODD_FIELD, where, lineno, "field", field ? field :
 		    "");
-		return;
+		return NULL;
 	}
 	if ((a = array(ch, "value.statuses")) != NULL)
 		for (i = 0; i < json_object_array_length(a); i++)
-			status(b, json_object_array_get_idx(a, i), where,
-			    lineno);
+			if ((w = status(b, json_object_array_get_idx(a, i),
+			    where, lineno)) != NULL && why == NULL)
+				why = w;
 	if ((a = array(ch, "value.messages")) != NULL)
 		for (i = 0; i < json_object_array_length(a); i++)
 			odd(b, WA_ODD_MESSAGE, where, lineno,
@@ -227,14 +288,18 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 			    "code")), code, sizeof code),
 			    clean(wa_json_str(e, "title"), c, sizeof c));
 		}
+	return why;
 }
 
-/* Adds the statuses of one webhook body; where:lineno for messages. */
-void
+/*
+ * Adds the statuses of one webhook body; where:lineno for messages.
+ * Returns NULL, or why a status was left out (the first one).
+ */
+const char *
 wa_status_walk(struct wa_status_batch *b, struct json_object *body,
     const char *where, unsigned long lineno)
 {
-	const char *obj = wa_json_str(body, "object");
+	const char *obj = wa_json_str(body, "object"), *why = NULL, *w;
 	struct json_object *entries, *changes;
 	size_t i, j;
 
@@ -243,58 +308,18 @@ wa_status_walk(struct wa_status_batch *b, struct json_object *body,
 	    entries == NULL) {
 		odd(b, WA_ODD_OBJECT, where, lineno, "object", obj ? obj :
 		    "");
-		return;
+		return NULL;
 	}
 	for (i = 0; i < json_object_array_length(entries); i++) {
 		changes = array(json_object_array_get_idx(entries, i),
 		    "changes");
 		for (j = 0; changes && j < json_object_array_length(changes);
 		    j++)
-			change(b, json_object_array_get_idx(changes, j), where,
-			    lineno);
+			if ((w = change(b, json_object_array_get_idx(changes,
+			    j), where, lineno)) != NULL && why == NULL)
+				why = w;
 	}
-}
-
-static int
-blank(const char *s, size_t n)
-{
-	while (n > 0 && strchr(" \t\r", s[n - 1]) != NULL)
-		n--;
-	return n == 0;
-}
-
-/*
- * Parses one line with tok and walks it; returns why it is not one JSON
- * object, or NULL (a blank line is nothing to take).
- */
-const char *
-wa_status_take(struct wa_status_batch *b, struct json_tokener *tok,
-    const char *line, size_t len, const char *where, unsigned long lineno)
-{
-	static char why[128];
-	struct json_object *o;
-	enum json_tokener_error e;
-	size_t end;
-
-	if (blank(line, len))
-		return NULL;
-	json_tokener_reset(tok);
-	o = json_tokener_parse_ex(tok, line, len);
-	e = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (o == NULL || e != json_tokener_success)
-		snprintf(why, sizeof why, "not valid JSON: %s",
-		    e == json_tokener_continue ? "unexpected end of line" :
-		    json_tokener_error_desc(e));
-	else if (!json_object_is_type(o, json_type_object) ||
-	    !blank(line + end, len - end))
-		snprintf(why, sizeof why, "not one JSON object");
-	else
-		*why = '\0';
-	if (*why == '\0')
-		wa_status_walk(b, o, where, lineno);
-	json_object_put(o);
-	return *why ? why : NULL;
+	return why;
 }
 
 /* By recipient id (statuses without one last), wamid, rank down, time. */

@@ -62,13 +62,14 @@ struct wa_status_result {
 	long long	 matched;	/* kept ones whose row has appeared */
 };
 
-/* Adds the statuses of one parsed body; where, lineno: for messages. */
-void wa_status_walk(struct wa_status_batch *b, struct json_object *body,
-    const char *where, unsigned long lineno);
-/* Parses one line (a body) and adds its statuses; NULL, or why not. */
-const char *wa_status_take(struct wa_status_batch *b,
-    struct json_tokener *tok, const char *line, size_t len,
-    const char *where, unsigned long lineno);
+/*
+ * Adds the statuses of one parsed body (records/json.h: wa_json_parse,
+ * flags 0); where, lineno: for messages. Returns NULL, or why a status
+ * was left out (a timestamp that is not a time Postgres takes): the line
+ * is then to be rejected, though its other statuses are in the batch.
+ */
+const char *wa_status_walk(struct wa_status_batch *b,
+    struct json_object *body, const char *where, unsigned long lineno);
 void wa_status_reduce(struct wa_status_batch *b);
 void wa_status_clear(struct wa_status_batch *b);
 void wa_status_free(struct wa_status_batch *b);
