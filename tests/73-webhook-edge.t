@@ -148,9 +148,9 @@ note "attack: idle $(cat "$idle_st"), slow $(cat "$slow_st") (open closed refuse
 
 # The header deadline (10 s) closes both kinds; the slowloris ones send
 # a byte every second, so an idle timeout alone never would.
-ok 'the header deadline closes the idle connections' \
+ok 'the idle connections are closed' \
     wait_for 120 at_least $((ATTACK / 2)) 2 "$idle_st"
-ok 'and the slowloris ones' \
+ok 'and the slowloris ones, by the header deadline' \
     wait_for 120 at_least $((ATTACK / 2)) 2 "$slow_st"
 : >"$T/answers"
 signed 21 30
@@ -173,7 +173,8 @@ crowd=$att
 attack body:200
 bodies=$att
 body_st=$st
-wait_for 60 at_least 1000 1 "$T/attack$((n_att - 1))"
+ok 'the crowd is as large as --max-connections' \
+    wait_for 60 at_least 1000 1 "$T/attack$((n_att - 1))"
 : >"$T/answers"
 signed 31 40
 is "$(grep -c '^200 ' "$T/answers")" 10 \
@@ -195,7 +196,7 @@ stopped 'after the crowd'
 # (The long header deadline keeps the attacker's 20 from being closed.)
 start --max-per-address 20 --header-timeout 600
 attack idle:100
-ok 'the attacker from 127.0.0.1 is held to 20' \
+ok 'connections from 127.0.0.1 past 20 are closed at once' \
     wait_for 30 at_least 50 2 "$st"
 if curl -s -o /dev/null --interface 127.0.0.2 \
     "http://127.0.0.1:$port/" 2>/dev/null; then
@@ -223,9 +224,9 @@ rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$wh/status")
 head -c 3145728 /dev/zero | tr '\0' x >"$T/big"
 forged="sha256=$(printf '%064d' 0)"
 for i in $(seq 100); do
-	curl -s -o /dev/null --max-time 60 -w '%{http_code}\n' \
+	bg curl -s -o /dev/null --max-time 60 -w '%{http_code}\n' \
 	    -H "X-Hub-Signature-256: $forged" --data-binary @"$T/big" \
-	    "http://127.0.0.1:$port/webhook" >>"$T/uploads" &
+	    "http://127.0.0.1:$port/webhook" >>"$T/uploads"
 done
 wait_for 120 sh -c "[ \$(wc -l <'$T/uploads') -ge 100 ]"
 is "$(grep -cvE '^(403|503)$' "$T/uploads")" 0 \
@@ -288,21 +289,24 @@ raw() {
 sig="X-Hub-Signature-256: $(sign hello)\r\n"
 head="POST /webhook HTTP/1.1\r\nHost: x\r\n$sig"
 next="GET /webhook HTTP/1.1\r\nHost: x\r\n\r\n"
-smuggle() {	# smuggle HEADERS DESCRIPTION
-	out=$(raw "$head$1\r\nhello$next")
+smuggle() {	# smuggle HEADERS BODY DESCRIPTION
+	out=$(raw "$head$1\r\n$2$next")
 	is "$(printf '%s\n' "$out" | grep -c '^HTTP/1.1 ')/$(printf '%s\n' \
-	    "$out" | head -1 | cut -d' ' -f2)" 1/400 "$2: 400, and closed"
+	    "$out" | head -1 | cut -d' ' -f2)" 1/400 "$3: 400, and closed"
 }
 n0=$(cat "$S"/*.ndjson | wc -l)
-smuggle 'Content-Length: 5\r\nContent-Length: 40\r\n' \
+# Each is followed by a second request: without the check, the server
+# reads some of these bodies its own way and answers that one too.
+smuggle 'Content-Length: 5\r\nContent-Length: 40\r\n' hello \
     'two different Content-Length'
-smuggle 'Content-Length: 5\r\nContent-Length: 5\r\n' \
+smuggle 'Content-Length: 5\r\nContent-Length: 5\r\n' hello \
     'two equal Content-Length'
 smuggle 'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n' \
-    'Content-Length with Transfer-Encoding'
-smuggle 'Transfer-Encoding: gzip, chunked\r\n' \
+    '0\r\n\r\n' 'Content-Length with Transfer-Encoding'
+smuggle 'Transfer-Encoding: gzip, chunked\r\n' '5\r\nhello\r\n0\r\n\r\n' \
     'a Transfer-Encoding other than chunked'
-smuggle 'Content-Length : 5\r\n' 'a blank before the colon'
+smuggle 'Content-Length : 5\r\nTransfer-Encoding: chunked\r\n' \
+    '0\r\n\r\n' 'a blank before the colon'
 is "$(cat "$S"/*.ndjson | wc -l)" "$n0" 'none of them was stored'
 out=$(raw "${head}Content-Length: 5\r\n\r\nhello${head}Content-Length: 5\r\nConnection: close\r\n\r\nhello")
 is "$(printf '%s\n' "$out" | grep -c '^HTTP/1.1 200')" 2 \

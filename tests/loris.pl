@@ -3,7 +3,7 @@
 # connections of each MODE open to 127.0.0.1:PORT, opening a new one
 # (after 0.1 s) for each the server closes, until SIGTERM. Modes:
 #   idle  connects and sends nothing;
-#   slow  sends a request's headers a line a second, never the last;
+#   slow  sends a request's headers a byte a second, never their end;
 #   body  sends the headers of a 3 MiB POST with a signature of the right
 #         form, then its body a byte a second.
 # Connections come from the addresses in $LORIS_FROM (comma-separated,
@@ -26,11 +26,11 @@ my $to = pack_sockaddr_in($port, inet_aton('127.0.0.1'));
 my $sig = 'sha256=' . ('0' x 64);
 my %first = (
 	idle => '',
-	slow => "POST /webhook HTTP/1.1\r\nHost: x\r\n",
+	slow => "POST /webhook HTTP/1.1\r\nHost: x\r\nX-a: ",
 	body => "POST /webhook HTTP/1.1\r\nHost: x\r\n" .
 	    "Content-Length: 3145728\r\nX-Hub-Signature-256: $sig\r\n\r\n",
 );
-my %more = (idle => undef, slow => "X-a: b\r\n", body => 'x');
+my %more = (idle => undef, slow => 'b', body => 'x');
 $SIG{PIPE} = 'IGNORE';
 my $stop = 0;
 $SIG{TERM} = $SIG{INT} = sub { $stop = 1 };
