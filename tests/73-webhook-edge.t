@@ -16,8 +16,9 @@ ATTACK=5000
 # descriptors (wa-webhook raises its own limit; the attacker inherits
 # ours).
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
-[ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge $((ATTACK + 200)) ] ||
-    skip_all "needs $((ATTACK + 200)) open files, the hard limit is $(ulimit -Hn)"
+need=$((ATTACK + 200))
+[ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge "$need" ] ||
+    skip_all "needs $need open files, the hard limit is $(ulimit -Hn)"
 
 n_srv=0
 # start [OPTIONS]: a webhook on a free port; pid in $wh, port in $port,
@@ -143,8 +144,8 @@ is "$(grep -c '^200 ' "$T/answers")" 20 \
     "under attack, 20 signed calls answered 200"
 is "$(stored 1 20)" 20 'and all 20 are in the spool'
 note "under $ATTACK open connections: $(latencies "$T/answers")"
-cp "$T/answers" "$T/answers.held"
-note "attack: idle $(cat "$idle_st"), slow $(cat "$slow_st") (open closed refused)"
+note "attack: idle $(cat "$idle_st"), slow $(cat "$slow_st")" \
+    "(open closed refused)"
 
 # The header deadline (10 s) closes both kinds; the slowloris ones send
 # a byte every second, so an idle timeout alone never would.
@@ -308,7 +309,8 @@ smuggle 'Transfer-Encoding: gzip, chunked\r\n' '5\r\nhello\r\n0\r\n\r\n' \
 smuggle 'Content-Length : 5\r\nTransfer-Encoding: chunked\r\n' \
     '0\r\n\r\n' 'a blank before the colon'
 is "$(cat "$S"/*.ndjson | wc -l)" "$n0" 'none of them was stored'
-out=$(raw "${head}Content-Length: 5\r\n\r\nhello${head}Content-Length: 5\r\nConnection: close\r\n\r\nhello")
+out=$(raw "${head}Content-Length: 5\r\n\r\nhello${head}Content-Length: 5\r\n\
+Connection: close\r\n\r\nhello")
 is "$(printf '%s\n' "$out" | grep -c '^HTTP/1.1 200')" 2 \
     'two signed calls on one connection, each framed once: 200, 200'
 stopped 'after smuggling'
