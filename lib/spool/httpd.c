@@ -377,10 +377,3 @@ wa_httpd_serve(struct MHD_Daemon *d, void (*drain)(void *), void *arg)
 		drain(arg);
 	MHD_stop_daemon(d);
 }
-
-/* Serves until SIGTERM or SIGINT, then stops the daemon. */
-void
-wa_httpd_run(struct MHD_Daemon *d)
-{
-	wa_httpd_serve(d, NULL, NULL);
-}

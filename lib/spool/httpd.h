@@ -19,7 +19,6 @@ struct MHD_Daemon *wa_httpd_start(const char *listen, const char *port_file,
     const struct MHD_OptionItem *opts);
 /* Serves until SIGTERM or SIGINT, calling drain(arg) when stopping. */
 void wa_httpd_serve(struct MHD_Daemon *d, void (*drain)(void *), void *arg);
-void wa_httpd_run(struct MHD_Daemon *d);
 
 /*
  * The edge: threads event loops (epoll) serve up to max_connections at
@@ -29,7 +28,8 @@ void wa_httpd_run(struct MHD_Daemon *d);
  * seconds to send the body; past that it is closed. When the open
  * connections pass 7/8 of max_connections, those that have waited longest
  * for headers are closed until 3/4 remain. per_address caps the
- * connections from one address (0: no cap). done, when not NULL, is
+ * connections from one address (0: no cap). The handler may suspend a
+ * connection (its drain must resume them all). done, when not NULL, is
  * called when a request ends (MHD_OPTION_NOTIFY_COMPLETED); tick, when
  * not NULL, after each sweep (every 100 ms), from the serving thread.
  */
