@@ -9,10 +9,14 @@
  * statement, sorted and rank-monotone (lib/records/status.c,
  * lib/pg/statusdb.c);
  * statuses whose row is not there yet wait in unmatched_statuses and are
- * applied when it appears. Writes nothing on stdout. Exits 0 at the end
- * of input, after SIGTERM or SIGINT (the batch in hand is applied first)
- * or, with --once, when the spool is caught up; 65 if a line was not a
- * JSON object, 66 when the spool is missing, 69 when Postgres fails, 74
+ * applied when it appears. While Postgres is away (a restart, a
+ * failover) it reads nothing and waits up to --pg-timeout. A status
+ * Postgres refuses for its data is reported with its body's line number,
+ * the rest of its batch applied. Writes nothing on stdout. Exits 0 at the
+ * end of input, after SIGTERM or SIGINT (the batch in hand is applied
+ * first) or, with --once, when the spool is caught up; 65 if a line was
+ * not a JSON object or a status was refused, 66 when the spool is
+ * missing, 69 when Postgres stays away past --pg-timeout or fails, 74
  * when the spool cannot be read, 75 when another process follows the
  * same spool, 64 on a usage error.
  */
@@ -44,8 +48,9 @@ static struct {
 	long long	 window;
 	long long	 sweep;
 	long long	 ttl;
+	long long	 pg_timeout;
 	int		 once;
-} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, 0 };
+} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, WA_PG_TIMEOUT, 0 };
 
 static struct wa_input in;
 static struct wa_spool_reader rd;
@@ -60,10 +65,11 @@ usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-status-ingest [--once] [--prune] [-d conninfo] "
 	    "[-n batch] [--flush-ms ms]\n"
-	    "                        [--metrics file] [--reject file] "
-	    "[--retry-window s]\n"
-	    "                        [--sweep-interval s] "
-	    "[--unmatched-ttl s] [--follow dir]\n");
+	    "                        [--metrics file] [--pg-timeout secs] "
+	    "[--reject file]\n"
+	    "                        [--retry-window s] [--sweep-interval s] "
+	    "[--unmatched-ttl s]\n"
+	    "                        [--follow dir]\n");
 	exit(status);
 }
 
@@ -127,6 +133,15 @@ report(void)
 	wa_metric_set(m_matched, sink.total.matched);
 	wa_metric_set(m_rejected, in.rejected);
 	wa_metrics_tick();
+}
+
+/* A status Postgres refused on its own: reported, counted. */
+static void
+refused(unsigned long lineno, const char *why)
+{
+	wa_warn("%s:%lu: postgres refused a status of this body: %s",
+	    in.lines.name, lineno, why);
+	in.rejected++;
 }
 
 static void
@@ -255,6 +270,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "once", no_argument, NULL, '1' },
+		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "prune", no_argument, NULL, 'p' },
 		{ "reject", required_argument, NULL, 'R' },
 		{ "retry-window", required_argument, NULL, 'w' },
@@ -301,6 +317,10 @@ main(int argc, char **argv)
 			opt.sweep = wa_num(optarg, 1, 86400 * 365,
 			    "sweep-interval");
 			break;
+		case 'T':
+			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
+			    "pg-timeout");
+			break;
 		case 't':
 			opt.ttl = wa_num(optarg, 0, 86400 * 3650,
 			    "unmatched-ttl");
@@ -322,19 +342,20 @@ main(int argc, char **argv)
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 0);
 	if (reject != NULL)
 		wa_input_reject_file(&in, reject);
-	sink.conn = wa_pg_connect(opt.conninfo);
+	sink.db = wa_pg_open(opt.conninfo, opt.pg_timeout);
+	sink.refused = refused;
 	rd.seg = -1;
 	rd.fd = -1;
 	if (opt.follow != NULL) {
 		if ((sink.spool = realpath(opt.follow, NULL)) == NULL)
 			wa_die(EX_NOINPUT, "open %s:", opt.follow);
-		wa_status_checkpoint(sink.conn, sink.spool, &seg, &off);
+		wa_status_checkpoint(&sink, &seg, &off);
 		wa_spool_reader_open(&rd, sink.spool, seg, off);
 	}
 	status = loop();
 	report();
 	wa_metrics_write();
-	PQfinish(sink.conn);
+	wa_pg_close(sink.db);
 	wa_status_free(&sink.b[0]);
 	wa_status_free(&sink.b[1]);
 	wa_input_free(&in);

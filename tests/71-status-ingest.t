@@ -109,8 +109,11 @@ body "$(st 6 failed 1751142888 6 "$f")" | ingest
 is "$(row 6)" 'failed|1751142888|131049|This message was not delivered to maintain healthy ecosystem engagement.' \
     'failed: status, code and title'
 body "$(st 6 delivered 1751142999 6)" | ingest
-is "$(row 6)" 'delivered|1751142999|131049|This message was not delivered to maintain healthy ecosystem engagement.' \
-    'delivered after failed (another device) moves it up'
+is "$(row 6)" 'delivered|1751142999||' \
+    'delivered after failed (another device) moves it up, with no error'
+is "$(sql "select code || ' ' || class from recipient_errors
+    where recipient_id = 6")" '131049 permanent' \
+    'the failure stays in recipient_errors'
 body "$(st 7 delivered 1751142000)" | ingest
 body "$(st 7 failed 1751142100 '' "$f")" | ingest
 is "$(row 7)" 'delivered|1751142000||' 'failed after delivered is ignored'
