@@ -109,7 +109,7 @@ sleep 0.3
 gen 3 >&3
 sleep 1.2
 is "$(wc -l <"$T/out")" 1 'Postgres down: no line passes'
-like "$(cat "$T/err")" 'postgres unreachable .*: passing no lines until it is back' \
+like "$(cat "$T/err")" 'postgres unavailable .*: waiting up to 300 s for it' \
     'says why'
 (exec 3>&-; pg_resume)
 wait_for 20 count "$T/out" 4
@@ -127,4 +127,10 @@ kill "$pa"
 wait "$pa"
 is "$?" 69 'stopped while Postgres is unreachable: exit 69'
 is "$(wc -c <"$T/out")" 0 'and nothing passed'
+
+# Unreachable past --pg-timeout: it gives up by itself, exit 69.
+gen 2 | wa-throttle --cluster -d "host=$T/nowhere" --pg-timeout 1 \
+    >"$T/out" 2>"$T/err"
+is "$?" 69 'Postgres away past --pg-timeout: exit 69'
+like "$(cat "$T/err")" 'giving up' 'saying so'
 done_testing
