@@ -301,7 +301,8 @@ dry(int *status)
 		    *PQgetvalue(res, 0, 1) ? ": " : "", PQgetvalue(res, 0, 1));
 	else if (!pending && !sending && unknown > 0)
 		wa_warn("campaign %s: nothing left to claim; %lld rows "
-		    "unknown: wa-reconcile settles them", opt.campaign, unknown);
+		    "unknown: wa-reconcile settles them", opt.campaign,
+		    unknown);
 	else if (!pending && !sending) {
 		done = wa_pg_need(db, NULL, complete_sql, 1, p);
 		if (atoll(PQcmdTuples(done)) == 1)
