@@ -62,11 +62,7 @@ while [ "$i" -lt "$TRIALS" ]; do
 		test "$(jq -s length "$FAKE_LOG")" = "$n1"
 	}
 	wait_for 300 quiet
-	pkill -TERM -x wa-claim -P "$(ps -o pid= --ppid "$run" | head -1)" \
-	    2>/dev/null
-	for p in $(ps -o pid= --ppid "$run"); do
-		pkill -TERM -P "$p" -x wa-claim 2>/dev/null
-	done
+	pkill -TERM -P "$run" -x wa-claim
 	wait "$run"
 	lost=$(sql "select count(*) from campaign_recipients
 	    where campaign_id = $c and status = 'sending'")

@@ -23,6 +23,8 @@ start() {
 	setsid sh "$T/pipe.sh" "$1" "$T" &
 	group=$!
 }
+# A failed test must not leave the group running.
+trap 'env kill -s KILL -- "-${group:-0}" 2>/dev/null; t_cleanup' EXIT
 sent_at_least() {
 	test "$(sql "select count(*) from campaign_recipients
 	    where campaign_id = $c and status = 'sent'")" -ge "$1"

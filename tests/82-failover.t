@@ -57,9 +57,8 @@ ok "after the failover the pipeline goes on" wait_for 300 rest_done
 left=$(orphans)
 note "rows left sending by claims lost in the failover: $left"
 if [ "$left" -gt 0 ]; then
-	pkill -TERM -P $$ -x wa-claim 2>/dev/null
 	for p in $(ps -o pid= --ppid "$run"); do
-		pkill -TERM -P "$p" -x wa-claim 2>/dev/null
+		pkill -TERM -P "$p" -x wa-claim
 	done
 	wait "$run"
 	wa-reconcile -d "$PG_BOTH" -c "$c" --stale-after 0 --unknown-after 0 \
