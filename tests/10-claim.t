@@ -103,9 +103,9 @@ more() {
 }
 ok "reading more lets more be claimed" wait_for 60 more
 kill -TERM "$claimer"
-exec 3<&-
 wait "$claimer"
 is "$?" 75 "SIGTERM stops wa-claim, exit 75: not completed"
+exec 3<&-
 
 # Rows only sending (the tail of every run): wa-claim polls, stoppable.
 c=$(campaign 3)
@@ -113,8 +113,8 @@ wa-claim -c "$c" --once >/dev/null 2>&1
 wa-claim -c "$c" --poll-ms 200 --metrics "$T/m" >/dev/null 2>"$T/err" &
 claimer=$!
 polled() {
-	test "$(awk '/^wa_claim_statements_total/ { n = $2 }
-	    END { print n + 0 }' "$T/m" 2>/dev/null)" -ge 2
+	test "$(cat "$T/m" 2>/dev/null | awk '/^wa_claim_statements_total/ {
+	    n = $2 } END { print n + 0 }')" -ge 2
 }
 ok "with only sending rows it polls" wait_for 60 polled
 kill -TERM "$claimer"
