@@ -41,10 +41,9 @@ size_t wa_results_count(const struct wa_results *r);
 /*
  * Applies the batch: 0 when every line was applied, found stale or
  * refused alone; -1 when Postgres is gone (wa_pg_state: WA_PG_DOWN) or
- * refuses the statement itself, the batch then kept whole. fn, when not
- * NULL, is first called for the batch's lines if Postgres does not answer
- * at once (to put them on disk before waiting); a non-zero return from it
- * is an error the caller has reported, and the wait goes on.
+ * refuses the statement itself: the batch is then kept, whole. waiting,
+ * when not NULL, is called once if Postgres does not answer at once, before
+ * the wait (to put the batch on disk).
  */
 int wa_results_apply(struct wa_results *r,
     void (*waiting)(struct wa_results *r, void *arg), void *arg);
