@@ -280,7 +280,8 @@ wa_spill_replay(struct wa_results *r, unsigned long long *lines)
 		}
 	}
 	closedir(dp);
-	qsort(names, n, sizeof *names, bynamecmp);
+	if (n > 1)
+		qsort(names, n, sizeof *names, bynamecmp);
 	for (i = 0; i < n && done >= 0; i++) {
 		snprintf(path, sizeof path, "%s/%s", d, names[i]);
 		if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
