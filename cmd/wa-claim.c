@@ -4,9 +4,14 @@
  *
  * Reads campaign_recipients (Postgres); marks each row it emits sending,
  * with attempt + 1 and claimed_at. Writes one NDJSON send request per row
- * on stdout. Exits 0 when no row is left to claim (pending or sending;
- * with --once: when none is ready now), 75 when the campaign is paused,
- * cancelled or not started, 69 when Postgres fails, 64 on a usage error.
+ * on stdout. A row it claimed but could not write (SIGTERM or SIGINT, or
+ * its reader gone) it puts back, fenced on its attempt. While Postgres is
+ * away it waits up to --pg-timeout. Exits 0 when the campaign is
+ * completed; 75 when it is paused or not started, when rows are left
+ * unknown, when --once leaves rows to do, or after SIGTERM or SIGINT; 77
+ * when it is cancelled; 69 when Postgres stays away or fails; 74 when its
+ * reader has gone; 64 on a usage error or when the campaign does not
+ * exist (or was deleted).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,10 +52,17 @@ static const char *left_sql =
     "    AND status = 'sending'),"
     "  (SELECT count(*) FROM campaign_recipients WHERE campaign_id = c.id"
     "    AND status = 'unknown'),"
-    "  (SELECT greatest(0, extract(epoch FROM min(next_attempt_at) - now())"
+    "  (SELECT (extract(epoch FROM min(next_attempt_at) - now())"
     "    * 1000)::bigint FROM campaign_recipients WHERE campaign_id = c.id"
     "    AND status = 'pending')"
     " FROM campaigns c WHERE c.id = $1";
+
+/* Rows claimed but never written: back to pending, fenced, uncounted. */
+static const char *putback_sql =
+    "UPDATE campaign_recipients c SET status = 'pending',"
+    "  attempt = c.attempt - 1"
+    " FROM unnest($1::bigint[], $2::int[]) AS u(id, attempt)"
+    " WHERE c.id = u.id AND c.attempt = u.attempt AND c.status = 'sending'";
 
 static const char *complete_sql =
     "UPDATE campaigns c SET state = 'completed', finished_at = now(),"
@@ -65,18 +77,24 @@ static struct {
 	int		 once;
 	long long	 poll_ms;
 	long long	 pipe_size;
+	long long	 pg_timeout;
 	const char	*conninfo;
-} opt = { NULL, 100, 0, 1000, 4096, NULL };
+} opt = { NULL, 100, 0, 1000, 4096, WA_PG_TIMEOUT, NULL };
 
+#define EX_CANCELLED EX_NOPERM	/* 77: sending is no longer allowed */
+
+static struct wa_pg *db;
 static struct wa_buf head;	/* `{"id":` ... the part every row shares */
+static int nonblock;		/* stdout was made non-blocking */
 static struct wa_metric *rows_total, *claims_total, *claim_seconds;
 
 static void
 usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-claim [--once] [-d conninfo] [-n batch] "
-	    "[--metrics file] [--pipe-size bytes]\n"
-	    "                [--poll-ms ms] -c campaign\n"
+	    "[--metrics file] [--pg-timeout secs]\n"
+	    "                [--pipe-size bytes] [--poll-ms ms] "
+	    "-c campaign\n"
 	    "       wa-claim -h | --help | --version\n");
 	exit(status);
 }
@@ -86,15 +104,13 @@ usage(FILE *f, int status)
  * returns 0 or an exit status.
  */
 static int
-load(PGconn *conn)
+load(void)
 {
 	const char *p[] = { opt.campaign };
-	PGresult *res = wa_pg_exec(conn, "SELECT phone_number_id,"
+	PGresult *res = wa_pg_need(db, NULL, "SELECT phone_number_id,"
 	    " template_name, template_lang FROM campaigns WHERE id = $1",
 	    1, p);
 
-	if (res == NULL)
-		return EX_UNAVAILABLE;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		wa_warn("no campaign %s", opt.campaign);
@@ -115,13 +131,12 @@ load(PGconn *conn)
 }
 
 /* Adds one send request; params is a JSON array or an object to merge. */
-static size_t
+static void
 request(struct wa_buf *line, PGresult *res, int i)
 {
 	const char *params = PQgetvalue(res, i, 3);
 	size_t n = PQgetlength(res, i, 3);
 
-	line->len = 0;
 	wa_buf_printf(line, "{\"id\":%s,\"attempt\":%s", PQgetvalue(res, i, 0),
 	    PQgetvalue(res, i, 1));
 	wa_buf_add(line, head.s, head.len);
@@ -136,14 +151,99 @@ request(struct wa_buf *line, PGresult *res, int i)
 	}
 	wa_buf_puts(line, "},\"to\":");
 	wa_buf_json_string(line, PQgetvalue(res, i, 2), PQgetlength(res, i, 2));
-	wa_buf_add(line, "}", 1);
-	wa_out_add(line->s, line->len);
-	return line->len + 1;
+	wa_buf_add(line, "}\n", 2);
+}
+
+/*
+ * Writes out[0..len), lines ending at ends[0..n): returns the bytes
+ * written, all unless the reader has gone (*gone set) or a signal stops
+ * us. Writes go out in whole lines of at most PIPE_BUF bytes together,
+ * which a pipe takes whole or not at all, so a reader never sees half a
+ * request; a longer line begun when a signal comes is finished if the
+ * reader takes it within a second (else it sees a cut line at the end of
+ * its input, and rejects it), and a second signal stops at once.
+ */
+static size_t
+emit(const char *out, size_t len, const size_t *ends, int n, int *gone)
+{
+	struct pollfd pfd = { STDOUT_FILENO, POLLOUT, 0 };
+	size_t done = 0, upto;
+	int64_t until = 0;
+	ssize_t w;
+	int i = 0, j;
+
+	*gone = 0;
+	while (done < len && wa_stopping < 2) {
+		while (i < n && ends[i] <= done)
+			i++;
+		if (wa_stopping && until == 0)
+			until = wa_now_ms() + 1000;
+		/* Stopping: not past the end of the line begun. */
+		if (wa_stopping && (i == 0 ? done == 0 : ends[i - 1] == done))
+			break;
+		if (wa_stopping && wa_now_ms() >= until)
+			break;
+		for (j = i; j + 1 < n && ends[j + 1] - done <= PIPE_BUF &&
+		    !wa_stopping; j++)
+			;
+		upto = ends[j];
+		w = write(STDOUT_FILENO, out + done, upto - done);
+		if (w > 0) {
+			done += w;
+			continue;
+		}
+		if (w < 0 && errno == EPIPE) {
+			*gone = 1;
+			break;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			wa_die(EX_IOERR, "write to stdout:");
+		if (w < 0 && errno == EAGAIN)
+			wa_wait(&pfd, 1, wa_stopping ? 100 : -1);
+	}
+	return done;
+}
+
+/*
+ * Puts back the rows of res from i on: claimed, never written. Fenced on
+ * the attempt, so a row something else has moved since is left alone.
+ */
+static void
+putback(PGresult *res, int i)
+{
+	struct wa_buf ids = { 0 }, atts = { 0 };
+	const char *p[2];
+	int n = PQntuples(res) - i;
+
+	if (n <= 0)
+		return;
+	wa_pg_array_start(&ids);
+	wa_pg_array_start(&atts);
+	for (; i < PQntuples(res); i++) {
+		wa_pg_array_add(&ids, PQgetvalue(res, i, 0),
+		    PQgetlength(res, i, 0));
+		wa_pg_array_add(&atts, PQgetvalue(res, i, 1),
+		    PQgetlength(res, i, 1));
+	}
+	wa_pg_array_end(&ids);
+	wa_pg_array_end(&atts);
+	p[0] = ids.s;
+	p[1] = atts.s;
+	wa_pg_patience(db, 2);
+	PQclear(wa_pg_run(db, NULL, putback_sql, 2, p));
+	if (wa_pg_state(db) != WA_PG_OK)
+		wa_warn("%d rows claimed but not written stay sending: "
+		    "wa-reconcile settles them", n);
+	else
+		wa_warn("put back %d rows claimed but not written", n);
+	wa_buf_free(&ids);
+	wa_buf_free(&atts);
 }
 
 /*
  * How many rows the output takes now: all of a batch when it is not a
- * pipe; else, once the pipe has room, as many average lines as fit.
+ * pipe; else, once the pipe has room, as many average lines as fit. 0
+ * when a signal came, -1 when the reader has gone.
  */
 static long long
 room(long long capacity, size_t avg)
@@ -158,7 +258,7 @@ room(long long capacity, size_t avg)
 		if (errno != EINTR || wa_stopping)
 			return 0;
 	if (pfd.revents & POLLERR)
-		wa_die(EX_IOERR, "write to stdout: the reader has gone");
+		return -1;
 	ioctl(STDOUT_FILENO, FIONREAD, &queued);
 	n = (capacity - queued) / (long long)avg;
 	return n < 1 ? 1 : n < opt.batch ? n : opt.batch;
@@ -169,41 +269,75 @@ room(long long capacity, size_t avg)
  * with the exit status in *status.
  */
 static long long
-dry(PGconn *conn, int *status)
+dry(int *status)
 {
 	const char *p[] = { opt.campaign };
-	PGresult *res = wa_pg_exec(conn, left_sql, 1, p);
+	PGresult *res = wa_pg_need(db, NULL, left_sql, 1, p), *done;
 	const char *state;
-	long long wait = -1;
+	long long wait = -1, unknown;
+	int pending, sending;
 
-	*status = EX_UNAVAILABLE;
-	if (res == NULL)
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		wa_warn("campaign %s is gone: it was deleted while wa-claim "
+		    "ran", opt.campaign);
+		*status = EX_USAGE;
 		return -1;
+	}
 	state = PQgetvalue(res, 0, 0);
-	*status = 0;
-	if (strcmp(state, "running") != 0 && strcmp(state, "completed") != 0) {
+	pending = *PQgetvalue(res, 0, 2) == 't';
+	sending = *PQgetvalue(res, 0, 3) == 't';
+	unknown = atoll(PQgetvalue(res, 0, 4));
+	*status = EX_TEMPFAIL;
+	if (strcmp(state, "completed") == 0)
+		*status = 0;
+	else if (strcmp(state, "cancelled") == 0) {
+		wa_warn("campaign %s is cancelled%s%s: nothing more is sent",
+		    opt.campaign, *PQgetvalue(res, 0, 1) ? ": " : "",
+		    PQgetvalue(res, 0, 1));
+		*status = EX_CANCELLED;
+	} else if (strcmp(state, "running") != 0)
 		wa_warn("campaign %s is %s%s%s", opt.campaign,
 		    strcmp(state, "draft") == 0 ? "not started" : state,
 		    *PQgetvalue(res, 0, 1) ? ": " : "", PQgetvalue(res, 0, 1));
-		*status = EX_TEMPFAIL;
-	} else if (strcmp(state, "completed") == 0) {
-		;
-	} else if (*PQgetvalue(res, 0, 2) == 'f' &&
-	    *PQgetvalue(res, 0, 3) == 'f') {
-		if (atoll(PQgetvalue(res, 0, 4)) > 0)
-			wa_warn("campaign %s: nothing left to claim; %s rows "
-			    "unknown: wa-reconcile settles them", opt.campaign,
-			    PQgetvalue(res, 0, 4));
-		else
-			PQclear(wa_pg_exec(conn, complete_sql, 1, p));
-	} else if (!opt.once) {
+	else if (!pending && !sending && unknown > 0)
+		wa_warn("campaign %s: nothing left to claim; %lld rows "
+		    "unknown: wa-reconcile settles them", opt.campaign,
+		    unknown);
+	else if (!pending && !sending) {
+		done = wa_pg_need(db, NULL, complete_sql, 1, p);
+		if (atoll(PQcmdTuples(done)) == 1)
+			*status = 0;
+		else {
+			*status = 0;	/* it changed meanwhile: look again */
+			wait = 0;
+		}
+		PQclear(done);
+	} else if (opt.once)
+		wa_warn("campaign %s: nothing ready now; rows %s", opt.campaign,
+		    pending ? "wait for a retry" : "are still being sent");
+	else {
+		/* Sending rows only (NULL): poll, never spin. */
+		*status = 0;
 		wait = opt.poll_ms;
 		if (!PQgetisnull(res, 0, 5) &&
 		    atoll(PQgetvalue(res, 0, 5)) < wait)
 			wait = atoll(PQgetvalue(res, 0, 5));
+		if (wait < 20)
+			wait = 20;	/* due rows locked by another claimer */
 	}
 	PQclear(res);
 	return wait;
+}
+
+/* Leaves stdout as it found it: the shell may write to it after us. */
+static void
+restore(void)
+{
+	int fl;
+
+	if (nonblock && (fl = fcntl(STDOUT_FILENO, F_GETFL)) >= 0)
+		fcntl(STDOUT_FILENO, F_SETFL, fl & ~O_NONBLOCK);
 }
 
 int
@@ -213,21 +347,21 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "once", no_argument, NULL, '1' },
+		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "pipe-size", required_argument, NULL, 'P' },
 		{ "poll-ms", required_argument, NULL, 'p' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const double secs[] = { .001, .005, .01, .05, .1, .5, 1 };
-	struct wa_buf line = { 0 }, limit = { 0 };
+	struct wa_buf out = { 0 }, limit = { 0 };
 	const char *p[2];
 	struct stat st;
-	PGconn *conn;
 	PGresult *res;
 	long long capacity = 0, n, wait;
-	size_t avg = 200, bytes;
+	size_t avg = 200, *ends = NULL, done;
 	int64_t t0;
-	int c, i, rows, status;
+	int c, i, rows, status, gone, fl, stop = 0;
 
 	wa_prog = "wa-claim";
 	while ((c = getopt_long(argc, argv, "c:d:hn:", longs, NULL)) != -1)
@@ -257,6 +391,10 @@ main(int argc, char **argv)
 		case 'p':
 			opt.poll_ms = wa_num(optarg, 1, 3600000, "poll-ms");
 			break;
+		case 'T':
+			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
+			    "pg-timeout");
+			break;
 		case 'V':
 			wa_version();
 		default:
@@ -278,42 +416,74 @@ main(int argc, char **argv)
 		if (opt.pipe_size > 0)
 			fcntl(STDOUT_FILENO, F_SETPIPE_SZ, (int)opt.pipe_size);
 		capacity = fcntl(STDOUT_FILENO, F_GETPIPE_SZ);
+		/* A full pipe must not hold us where no signal reaches. */
+		if ((fl = fcntl(STDOUT_FILENO, F_GETFL)) >= 0 &&
+		    fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK) == 0)
+			nonblock = 1;
 	}
-	conn = wa_pg_connect(opt.conninfo);
-	status = load(conn);
-	while (status == 0 && !wa_stopping) {
-		n = room(capacity, avg);
-		if (n == 0)
+	db = wa_pg_open(opt.conninfo, opt.pg_timeout);
+	/* The first signal ends a wait for Postgres: nothing is held. */
+	wa_pg_patience(db, 1);
+	status = load();
+	while (status == 0 && !stop) {
+		/* Lets a pending signal in, even when nothing waits. */
+		wa_wait(NULL, 0, 0);
+		if (wa_stopping) {
+			status = EX_TEMPFAIL;
 			break;
+		}
+		if ((n = room(capacity, avg)) <= 0) {
+			status = n < 0 ? EX_IOERR : EX_TEMPFAIL;
+			break;
+		}
 		limit.len = 0;
 		wa_buf_printf(&limit, "%lld", n);
 		t0 = wa_now_ns();
 		p[0] = opt.campaign;
 		p[1] = limit.s;
-		if ((res = wa_pg_exec_prepared(conn, "wa_claim", claim_sql, 2,
-		    p)) == NULL) {
-			status = EX_UNAVAILABLE;
+		if ((res = wa_pg_run(db, "wa_claim", claim_sql, 2, p)) ==
+		    NULL) {
+			if (wa_pg_state(db) == WA_PG_REFUSED)
+				wa_warn("postgres: %s", wa_pg_error(db));
+			status = wa_stopping ? EX_TEMPFAIL : EX_UNAVAILABLE;
 			break;
 		}
 		wa_metric_add(claims_total, 1);
 		wa_metric_observe(claim_seconds, (wa_now_ns() - t0) / 1e9);
 		rows = PQntuples(res);
-		for (i = 0, bytes = 0; i < rows; i++)
-			bytes += request(&line, res, i);
+		out.len = 0;
+		ends = wa_realloc(ends, (rows + 1) * sizeof *ends);
+		for (i = 0; i < rows; i++) {
+			request(&out, res, i);
+			ends[i] = out.len;
+		}
+		done = emit(out.s, out.len, ends, rows, &gone);
+		for (i = 0; i < rows && ends[i] <= done; i++)
+			;
+		if (i < rows)
+			putback(res, i);
 		PQclear(res);
-		wa_out_flush();
-		wa_metric_add(rows_total, rows);
+		wa_metric_add(rows_total, i);
 		wa_metrics_tick();
-		if (rows > 0)
-			avg = (avg * 3 + bytes / rows) / 4;
-		else if ((wait = dry(conn, &status)) < 0)
-			break;
-		else
+		if (gone) {
+			wa_warn("write to stdout: the reader has gone");
+			status = EX_IOERR;
+		} else if (i < rows)
+			status = EX_TEMPFAIL;
+		else if (rows > 0)
+			avg = (avg * 3 + out.len / rows) / 4;
+		else if ((wait = dry(&status)) >= 0)
 			wa_sleep_ms(wait);
+		else
+			stop = 1;
 	}
+	restore();
+	if (wa_stopping && status == EX_TEMPFAIL)
+		wa_warn("stopped: campaign %s is not completed", opt.campaign);
 	wa_metrics_write();
-	PQfinish(conn);
-	wa_buf_free(&line);
+	wa_pg_close(db);
+	free(ends);
+	wa_buf_free(&out);
 	wa_buf_free(&limit);
 	wa_buf_free(&head);
 	return status;

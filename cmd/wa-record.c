@@ -1,15 +1,19 @@
 /*
  * wa-record: applies send results to campaign_recipients in batches.
  *
- * Reads NDJSON send results (wa-send's output) on stdin. Writes each batch
- * with one statement, sorted by id, fenced on (id, attempt) and status
- * sending, rank-monotone: sent stores the wamid; retry goes back to
- * pending after a jittered backoff, or to failed after max_attempts;
- * failed keeps the error; unknown waits for a webhook or wa-reconcile;
- * halt puts the row back (attempt not counted) and pauses the campaign.
- * Echoes every line on stdout once its batch is committed. Exits 0; 65
- * when a line was rejected; 69 when Postgres fails; 74 when reading stdin
- * or writing the reject file fails; 64 on a usage error.
+ * Reads NDJSON send results (wa-send's output) on stdin, after applying
+ * any results an earlier run kept on disk (WA_STATE_DIR/results). Writes
+ * each batch with one statement (lib/pg/results.c: fenced, rank-monotone,
+ * outage and unsent not counted as attempts). Echoes every line on stdout
+ * once its batch is committed. When Postgres does not answer, the batch
+ * goes to disk first, then wa-record waits up to --pg-timeout, reading
+ * nothing (backpressure holds the pipeline); past it, it keeps every
+ * further line on disk to the end of its input. On the first SIGTERM or
+ * SIGINT it goes on to the end of its input; on a second it keeps what it
+ * holds on disk and stops. Exits 0; 65 when a line was rejected; 69 when
+ * Postgres stayed away (results kept on disk); 75 when stopped by a
+ * second signal (results kept on disk); 74 on an I/O error; 64 on a usage
+ * error.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -19,80 +23,32 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "core/lines.h"
 #include "core/metrics.h"
 #include "core/out.h"
 #include "core/sig.h"
 #include "records/input.h"
-#include "records/json.h"
-#include "api/class.h"
 #include "pg/pg.h"
-
-static const char *apply_sql =
-    "WITH r AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[],"
-    "   $4::text[], $5::int[], $6::text[], $7::bigint[])"
-    "   AS r(id, attempt, outcome, wamid, code, title, delay_ms)),"
-    " upd AS (UPDATE campaign_recipients c SET"
-    "   status = CASE WHEN c.status <> 'sending' THEN c.status"
-    "     WHEN r.outcome IN ('sent', 'failed', 'unknown') THEN r.outcome"
-    "     WHEN r.outcome = 'retry' AND c.attempt >= k.max_attempts"
-    "       THEN 'failed'"
-    "     ELSE 'pending' END,"
-    "   attempt = CASE WHEN c.status = 'sending' AND r.outcome = 'halt'"
-    "     THEN c.attempt - 1 ELSE c.attempt END,"
-    "   next_attempt_at = CASE WHEN c.status = 'sending'"
-    "     AND r.outcome = 'retry'"
-    "     THEN now() + r.delay_ms * interval '1 millisecond'"
-    "     ELSE c.next_attempt_at END,"
-    "   wamid = coalesce(c.wamid, r.wamid),"
-    "   status_at = CASE WHEN c.status = 'sending' THEN now()"
-    "     ELSE c.status_at END,"
-    "   error_code = CASE WHEN c.status = 'sending' THEN r.code"
-    "     ELSE c.error_code END,"
-    "   error_title = CASE WHEN c.status = 'sending' THEN r.title"
-    "     ELSE c.error_title END"
-    "  FROM r, campaigns k"
-    "  WHERE c.id = r.id AND c.attempt = r.attempt AND k.id = c.campaign_id"
-    "   AND (c.status = 'sending' OR (r.wamid IS NOT NULL"
-    "     AND c.wamid IS NULL))"
-    "  RETURNING c.id),"
-    " halt AS (UPDATE campaigns k SET state = 'paused', updated_at = now(),"
-    "   state_reason = h.reason"
-    "  FROM (SELECT DISTINCT ON (c.campaign_id) c.campaign_id,"
-    "     'halt: ' || coalesce(r.code::text || ' ', '')"
-    "     || coalesce(r.title, 'campaign-wide error') AS reason"
-    "   FROM r JOIN campaign_recipients c ON c.id = r.id"
-    "   WHERE r.outcome = 'halt' ORDER BY c.campaign_id, r.id) h"
-    "  WHERE k.id = h.campaign_id AND k.state = 'running')"
-    " SELECT count(*) FROM upd";
-
-static const char *outcomes[] = { "sent", "retry", "failed", "unknown",
-    "halt" };
-
-struct row {
-	int64_t		 id;
-	int64_t		 attempt;
-	int		 outcome;	/* index in outcomes[] */
-	int64_t		 code;		/* -1: none */
-	int64_t		 delay_ms;
-	char		*wamid;
-	char		*title;
-};
+#include "pg/results.h"
+#include "pg/spill.h"
 
 static struct {
 	long long	 batch;
 	long long	 flush_ms;
 	long long	 base_ms;
 	long long	 cap_ms;
+	long long	 pg_timeout;
 	const char	*conninfo;
-} opt = { 500, 200, 1000, 300000, NULL };
+} opt = { 500, 200, 1000, 300000, WA_PG_TIMEOUT, NULL };
 
-static PGconn *conn;
-static struct row *rows;
-static size_t nrows;
-static struct wa_buf lines;	/* the batch's input lines, to echo */
+static struct wa_input in;
+static struct wa_results *res;
+static struct wa_spill *spill;
+static int spilled;		/* the batch in hand is on disk */
 static int64_t first_ms;	/* when the batch's first line came */
-static struct wa_metric *by_outcome[5], *stale_total, *batch_seconds;
-static unsigned long long done[5], stale;
+static struct wa_metric *by_outcome[WA_OUTCOMES], *stale_total;
+static struct wa_metric *batch_seconds;
+static unsigned long long counted[WA_OUTCOMES], stale_counted;
 static int progress;
 
 static void
@@ -101,172 +57,191 @@ usage(FILE *f, int status)
 	fprintf(f, "usage: wa-record [-d conninfo] [-n batch] "
 	    "[--backoff-base ms] [--backoff-cap ms]\n"
 	    "                 [--flush-ms ms] [--metrics file] "
-	    "[--reject file]\n"
+	    "[--pg-timeout secs] [--reject file]\n"
 	    "       wa-record -h | --help | --version\n");
 	exit(status);
-}
-
-static int
-bycmp(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	return (x->id > y->id) - (x->id < y->id);
 }
 
 static void
 show(void)
 {
 	fprintf(stderr, "\rwa-record: sent %llu  retry %llu  failed %llu  "
-	    "unknown %llu  halt %llu  stale %llu ", done[0], done[1],
-	    done[2], done[3], done[4], stale);
+	    "unknown %llu  halt %llu  stale %llu ",
+	    wa_results_done(res, 0), wa_results_done(res, 1),
+	    wa_results_done(res, 2), wa_results_done(res, 3),
+	    wa_results_done(res, 4), wa_results_stale(res));
 }
 
-/* Writes the batch in one statement; echoes its lines once committed. */
+/* Brings the counters up to what the batches did. */
 static void
+tally(void)
+{
+	unsigned long long n;
+	int k;
+
+	for (k = 0; k < WA_OUTCOMES; k++) {
+		n = wa_results_done(res, k);
+		wa_metric_add(by_outcome[k], n - counted[k]);
+		counted[k] = n;
+	}
+	n = wa_results_stale(res);
+	wa_metric_add(stale_total, n - stale_counted);
+	stale_counted = n;
+}
+
+static void
+keep_line(const char *line, size_t len, void *arg)
+{
+	(void)arg;
+	if (wa_spill_add(spill, line, len) < 0)
+		wa_die(EX_IOERR, "cannot keep results on disk: %lu results "
+		    "are lost, their rows stay sending for wa-reconcile",
+		    (unsigned long)wa_results_count(res));
+}
+
+/* Puts the batch on disk: Postgres does not answer. */
+static void
+keep_batch(struct wa_results *r, void *arg)
+{
+	(void)arg;
+	if (spilled)
+		return;
+	wa_results_each(r, keep_line, NULL);
+	if (wa_spill_sync(spill) < 0)
+		wa_die(EX_IOERR, "cannot keep results on disk");
+	spilled = 1;
+}
+
+static void
+echo(const char *line, size_t len, void *arg)
+{
+	(void)arg;
+	wa_out_add(line, len);
+}
+
+/* A line Postgres refused on its own: rejected, with its number. */
+static void
+refused(const char *line, size_t len, const char *name, unsigned long lineno,
+    const char *why, void *arg)
+{
+	struct wa_record rec = { NULL, (char *)line, len, lineno };
+
+	(void)name;
+	(void)arg;
+	wa_input_reject(&in, &rec, "postgres refused this result: %s", why);
+}
+
+/*
+ * Applies the batch and echoes its lines: 0, or -1 when Postgres is gone
+ * (the batch is then on disk).
+ */
+static int
 flush(void)
 {
-	struct wa_buf a[7] = { { 0 } };
-	const char *p[7];
-	PGresult *res = NULL;
 	int64_t t0 = wa_now_ns();
-	size_t i, j, applied;
-	int tries, retry;
 
-	if (nrows == 0)
-		return;
-	qsort(rows, nrows, sizeof *rows, bycmp);
-	for (j = 0; j < 7; j++)
-		wa_pg_array_start(&a[j]);
-	for (i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
-
-		wa_pg_array_int(&a[0], r->id);
-		wa_pg_array_int(&a[1], r->attempt);
-		wa_pg_array_str(&a[2], outcomes[r->outcome]);
-		wa_pg_array_str(&a[3], r->wamid);
-		if (r->code >= 0)
-			wa_pg_array_int(&a[4], r->code);
-		else
-			wa_pg_array_null(&a[4]);
-		wa_pg_array_str(&a[5], r->title);
-		wa_pg_array_int(&a[6], r->delay_ms);
+	if (wa_results_count(res) == 0)
+		return 0;
+	if (wa_results_apply(res, keep_batch, NULL) < 0) {
+		keep_batch(res, NULL);
+		return -1;
 	}
-	for (j = 0; j < 7; j++) {
-		wa_pg_array_end(&a[j]);
-		p[j] = a[j].s;
-	}
-	/* One statement is one transaction: a kill leaves all or none. */
-	for (tries = 0; tries < 5; tries++) {
-		res = wa_pg_prepare(conn, "wa_record_apply", apply_sql, 7);
-		if (res == NULL)
-			res = PQexecPrepared(conn, "wa_record_apply", 7, p,
-			    NULL, NULL, 0);
-		if (PQresultStatus(res) == PGRES_TUPLES_OK)
-			break;
-		wa_pg_warn(conn, res, "record batch");
-		retry = wa_pg_retryable(conn, res);
-		PQclear(res);
-		res = NULL;
-		if (!retry)
-			break;
-		wa_sleep_ms(200 << tries);
-	}
-	for (j = 0; j < 7; j++)
-		wa_buf_free(&a[j]);
-	if (res == NULL)
-		wa_die(EX_UNAVAILABLE, "not recorded: a batch of %zu results "
-		    "(their rows stay sending for wa-reconcile)", nrows);
-	applied = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
-	PQclear(res);
-	if (applied < nrows) {
-		wa_metric_add(stale_total, nrows - applied);
-		stale += nrows - applied;
-	}
-	for (i = 0; i < nrows; i++) {
-		wa_metric_add(by_outcome[rows[i].outcome], 1);
-		done[rows[i].outcome]++;
-		free(rows[i].wamid);
-		free(rows[i].title);
-	}
+	if (spilled)
+		wa_spill_forget(spill);
+	spilled = 0;
 	wa_metric_observe(batch_seconds, (wa_now_ns() - t0) / 1e9);
-	wa_out_flush();		/* the lines added by take() */
-	nrows = 0;
-	lines.len = 0;
+	wa_results_each(res, echo, NULL);
+	wa_out_flush();
+	wa_results_clear(res);
+	tally();
 	if (progress)
 		show();
 	wa_metrics_tick();
-}
-
-/* The least delay before a retry, by the error's class. */
-static int64_t
-delay(struct json_object *o, int64_t attempt)
-{
-	int64_t code = -1, http = 0, d;
-
-	wa_json_int(o, "result.error.code", &code);
-	wa_json_int(o, "result.http_status", &http);
-	d = wa_backoff_ms(attempt, opt.base_ms, opt.cap_ms);
-	return d + wa_class_min_delay_ms(wa_class_of(code, http));
-}
-
-static int
-take(struct wa_record *rec, void *in)
-{
-	static size_t cap;
-	struct row *r;
-	const char *s;
-	int64_t id, attempt, code;
-	int k;
-
-	if (rec == NULL) {
-		if (nrows > 0 && wa_now_ms() - first_ms >= opt.flush_ms)
-			flush();
-		return 0;
-	}
-	s = wa_json_str(rec->obj, "result.outcome");
-	if (wa_json_int(rec->obj, "id", &id) != 1 ||
-	    wa_json_int(rec->obj, "attempt", &attempt) != 1) {
-		wa_input_reject(in, rec, "no integer \"id\" and \"attempt\"");
-		return 0;
-	}
-	/* What the batch's columns take (bigint, integer), here. */
-	if (id < 1 || attempt < 0 || attempt > INT32_MAX) {
-		wa_input_reject(in, rec, "\"id\" %lld or \"attempt\" %lld "
-		    "out of range", (long long)id, (long long)attempt);
-		return 0;
-	}
-	for (k = 0; k < 5 && s != NULL && strcmp(s, outcomes[k]) != 0; k++)
-		;
-	if (s == NULL || k == 5) {
-		wa_input_reject(in, rec, "no \"result\" with an outcome of "
-		    "sent, retry, failed, unknown or halt");
-		return 0;
-	}
-	if (wa_json_int(rec->obj, "result.error.code", &code) != 1 ||
-	    code < 0 || code > INT32_MAX)
-		code = -1;
-	if (nrows == cap) {
-		cap = cap ? cap * 2 : 64;
-		rows = wa_realloc(rows, cap * sizeof *rows);
-	}
-	r = &rows[nrows++];
-	r->id = id;
-	r->attempt = attempt;
-	r->outcome = k;
-	r->code = code;
-	r->delay_ms = k == 1 ? delay(rec->obj, attempt) : 0;
-	s = wa_json_str(rec->obj, "result.wamid");
-	r->wamid = s && k == 0 ? wa_strdup(s) : NULL;
-	s = wa_json_str(rec->obj, "result.error.title");
-	r->title = s ? wa_strdup(s) : NULL;
-	wa_out_add(rec->line, rec->len);
-	if (nrows == 1)
-		first_ms = wa_now_ms();
-	if ((long long)nrows >= opt.batch ||
-	    wa_now_ms() - first_ms >= opt.flush_ms)
-		flush();
 	return 0;
+}
+
+/*
+ * Postgres is gone for good: keeps every further line on disk, to the end
+ * of the input (so that no stage before us loses a result), or until a
+ * second signal. Returns the exit status.
+ */
+static int
+drain(void)
+{
+	struct wa_record rec = { 0 };
+	int r;
+
+	if (wa_stopping < 2)
+		wa_warn("keeping every further result in %s until the end "
+		    "of input", wa_spill_path(spill));
+	while (wa_stopping < 2 && (r = wa_input_next(&in, &rec, -1)) !=
+	    WA_EOF) {
+		if (r == WA_ERROR) {
+			wa_warn("read %s:", in.lines.name);
+			break;
+		}
+		if (r == WA_LINE && wa_spill_add(spill, rec.line, rec.len) < 0)
+			break;
+	}
+	json_object_put(rec.obj);
+	if (wa_spill_sync(spill) < 0)
+		wa_warn("the results in %s may not all be on disk",
+		    wa_spill_path(spill));
+	wa_warn("%lu results kept in %s: the next wa-record or wa-reconcile "
+	    "applies them", wa_spill_lines(spill), wa_spill_path(spill));
+	return wa_stopping > 1 ? EX_TEMPFAIL : EX_UNAVAILABLE;
+}
+
+/* Reads and applies results to the end of input; the exit status. */
+static int
+loop(void)
+{
+	struct wa_record rec = { 0 };
+	const char *why;
+	int64_t wait;
+	int r, status = -1;
+
+	while (status < 0) {
+		if (wa_stopping > 1) {
+			keep_batch(res, NULL);
+			status = drain();
+			break;
+		}
+		wait = wa_results_count(res) == 0 ? -1 :
+		    first_ms + opt.flush_ms - wa_now_ms();
+		r = wa_input_next(&in, &rec, wait < 0 && wa_results_count(
+		    res) ? 0 : (int)wait);
+		switch (r) {
+		case WA_LINE:
+			why = wa_results_take(res, rec.obj, rec.line, rec.len,
+			    in.lines.name, rec.lineno);
+			if (why != NULL) {
+				wa_input_reject(&in, &rec, "%s", why);
+				break;
+			}
+			if (wa_results_count(res) == 1)
+				first_ms = wa_now_ms();
+			if ((long long)wa_results_count(res) >= opt.batch &&
+			    flush() < 0)
+				status = drain();
+			break;
+		case WA_EOF:
+			status = flush() < 0 ? drain() : 0;
+			break;
+		case WA_ERROR:
+			wa_warn("read %s:", in.lines.name);
+			status = flush() < 0 ? drain() : EX_IOERR;
+			break;
+		default:
+			if (wa_results_count(res) > 0 &&
+			    wa_now_ms() - first_ms >= opt.flush_ms &&
+			    flush() < 0)
+				status = drain();
+			break;
+		}
+	}
+	json_object_put(rec.obj);
+	return status;
 }
 
 int
@@ -278,13 +253,16 @@ main(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "reject", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const double secs[] = { .001, .005, .01, .05, .1, .5, 1, 5 };
-	struct wa_input in;
-	int c, k, r;
+	struct wa_results *old;
+	struct wa_pg *db;
+	unsigned long long replayed = 0;
+	int c, k, status;
 
 	wa_prog = "wa-record";
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 0);
@@ -316,6 +294,10 @@ main(int argc, char **argv)
 		case 'R':
 			wa_input_reject_file(&in, optarg);
 			break;
+		case 'T':
+			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
+			    "pg-timeout");
+			break;
 		case 'V':
 			wa_version();
 		default:
@@ -326,10 +308,11 @@ main(int argc, char **argv)
 
 	wa_signals();
 	wa_metrics_on_usr2(NULL);
-	for (k = 0; k < 5; k++) {
+	for (k = 0; k < WA_OUTCOMES; k++) {
 		char label[32];
 
-		snprintf(label, sizeof label, "outcome=\"%s\"", outcomes[k]);
+		snprintf(label, sizeof label, "outcome=\"%s\"",
+		    wa_outcome_names[k]);
 		by_outcome[k] = wa_counter("wa_record_results_total", label,
 		    "Results recorded, by outcome.");
 	}
@@ -338,19 +321,35 @@ main(int argc, char **argv)
 	batch_seconds = wa_histogram("wa_record_batch_seconds", NULL,
 	    "Time to write one batch.", secs, 8);
 	progress = isatty(STDERR_FILENO);
-	conn = wa_pg_connect(opt.conninfo);
-	r = wa_loop(&in, (int)opt.flush_ms, take, &in);
-	flush();
+	db = wa_pg_open(opt.conninfo, opt.pg_timeout);
+	res = wa_results_new(db, opt.base_ms, opt.cap_ms);
+	wa_results_on_refused(res, refused, NULL);
+	spill = wa_spill_new();
+
+	/* Results an earlier run kept: before anything else. */
+	old = wa_results_new(db, opt.base_ms, opt.cap_ms);
+	if (wa_spill_replay(old, &replayed) < 0)
+		status = drain();
+	else {
+		if (replayed > 0)
+			wa_warn("applied %llu results kept on disk by an "
+			    "earlier run", replayed);
+		status = loop();
+	}
+	wa_results_free(old);
 	if (progress)
 		fputc('\n', stderr);
-	if (stale > 0)
+	if (wa_results_stale(res) > 0)
 		wa_warn("%llu results not applied: their rows had moved on "
-		    "(a webhook or wa-reconcile got there first)", stale);
+		    "(a webhook or wa-reconcile got there first)",
+		    wa_results_stale(res));
+	tally();
 	wa_metrics_write();
-	PQfinish(conn);
-	free(rows);
+	wa_spill_close(spill);
+	wa_results_free(res);
+	wa_pg_close(db);
 	wa_input_free(&in);
-	if (r < 0)
-		return EX_IOERR;
+	if (status != 0)
+		return status;
 	return in.rejected ? EX_DATAERR : 0;
 }

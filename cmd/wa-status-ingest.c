@@ -9,12 +9,16 @@
  * statement, sorted and rank-monotone (lib/records/status.c,
  * lib/pg/statusdb.c);
  * statuses whose row is not there yet wait in unmatched_statuses and are
- * applied when it appears. Writes nothing on stdout. Exits 0 at the end
- * of input, after SIGTERM or SIGINT (the batch in hand is applied first)
- * or, with --once, when the spool is caught up; 65 if a line was rejected
- * (not a JSON object, not UTF-8, a status timestamp that is not a time),
- * 66 when the spool is missing, 69 when Postgres fails, 74 when stdin or
- * the spool cannot be read or the reject file written, 75 when another
+ * applied when it appears. While Postgres is away (a restart, a
+ * failover) it reads nothing and waits up to --pg-timeout. A status
+ * Postgres refuses for its data is reported with its body's line number,
+ * the rest of its batch applied. Writes nothing on stdout. Exits 0 at the
+ * end of input, after SIGTERM or SIGINT (the batch in hand is applied
+ * first) or, with --once, when the spool is caught up; 65 if a line was
+ * rejected (not a JSON object, not UTF-8, a status timestamp that is not
+ * a time) or a status was refused, 66 when the spool is missing, 69 when
+ * Postgres stays away past --pg-timeout or fails, 74 when stdin or the
+ * spool cannot be read or the reject file written, 75 when another
  * process follows the same spool, 64 on a usage error.
  */
 #include <getopt.h>
@@ -45,8 +49,9 @@ static struct {
 	long long	 window;
 	long long	 sweep;
 	long long	 ttl;
+	long long	 pg_timeout;
 	int		 once;
-} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, 0 };
+} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, WA_PG_TIMEOUT, 0 };
 
 static struct wa_input in;
 static struct wa_spool_reader rd;
@@ -62,10 +67,11 @@ usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-status-ingest [--once] [--prune] [-d conninfo] "
 	    "[-n batch] [--flush-ms ms]\n"
-	    "                        [--metrics file] [--reject file] "
-	    "[--retry-window s]\n"
-	    "                        [--sweep-interval s] "
-	    "[--unmatched-ttl s] [--follow dir]\n"
+	    "                        [--metrics file] [--pg-timeout secs] "
+	    "[--reject file]\n"
+	    "                        [--retry-window s] [--sweep-interval s] "
+	    "[--unmatched-ttl s]\n"
+	    "                        [--follow dir]\n"
 	    "       wa-status-ingest -h | --help | --version\n");
 	exit(status);
 }
@@ -131,6 +137,15 @@ report(void)
 	wa_metric_set(m_rejected, in.rejected);
 	wa_metric_set(m_bodies, bodies + in.rejected);
 	wa_metrics_tick();
+}
+
+/* A status Postgres refused on its own: reported, counted. */
+static void
+refused(unsigned long lineno, const char *why)
+{
+	wa_warn("%s:%lu: postgres refused a status of this body: %s",
+	    in.lines.name, lineno, why);
+	in.rejected++;
 }
 
 static void
@@ -277,6 +292,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "once", no_argument, NULL, '1' },
+		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "prune", no_argument, NULL, 'p' },
 		{ "reject", required_argument, NULL, 'R' },
 		{ "retry-window", required_argument, NULL, 'w' },
@@ -323,6 +339,10 @@ main(int argc, char **argv)
 			opt.sweep = wa_num(optarg, 1, 86400 * 365,
 			    "sweep-interval");
 			break;
+		case 'T':
+			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
+			    "pg-timeout");
+			break;
 		case 't':
 			opt.ttl = wa_num(optarg, 0, 86400 * 3650,
 			    "unmatched-ttl");
@@ -346,19 +366,20 @@ main(int argc, char **argv)
 	in.flags = 0;		/* Meta's bodies: status.c checks the fields */
 	if (reject != NULL)
 		wa_input_reject_file(&in, reject);
-	sink.conn = wa_pg_connect(opt.conninfo);
+	sink.db = wa_pg_open(opt.conninfo, opt.pg_timeout);
+	sink.refused = refused;
 	rd.seg = -1;
 	rd.fd = -1;
 	if (opt.follow != NULL) {
 		if ((sink.spool = realpath(opt.follow, NULL)) == NULL)
 			wa_die(EX_NOINPUT, "open %s:", opt.follow);
-		wa_status_checkpoint(sink.conn, sink.spool, &seg, &off);
+		wa_status_checkpoint(&sink, &seg, &off);
 		wa_spool_reader_open(&rd, sink.spool, seg, off);
 	}
 	status = loop();
 	report();
 	wa_metrics_write();
-	PQfinish(sink.conn);
+	wa_pg_close(sink.db);
 	wa_status_free(&sink.b[0]);
 	wa_status_free(&sink.b[1]);
 	wa_input_free(&in);

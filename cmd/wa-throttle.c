@@ -59,7 +59,8 @@ static struct {
 	long long	 pause_ms;
 	double		 set_rate;
 	int		 rate_given;
-} opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0 };
+	long long	 pg_timeout;
+} opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0, WA_PG_TIMEOUT };
 
 static struct number numbers[MAX_NUMBERS];
 static int nnumbers;
@@ -71,7 +72,8 @@ usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-throttle [-r rate] [-b burst] [--number id] "
 	    "[--reject file] [--metrics file]\n"
-	    "                  [--cluster [-d conninfo] [--lease-ms ms]]\n"
+	    "                  [--cluster [-d conninfo] [--lease-ms ms] "
+	    "[--pg-timeout secs]]\n"
 	    "       wa-throttle --number id [--set-rate rate [-b burst]] "
 	    "[--pause ms] [--cluster]\n"
 	    "       wa-throttle -h | --help | --version\n");
@@ -238,6 +240,7 @@ main(int argc, char **argv)
 		{ "cluster", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "lease-ms", required_argument, NULL, 'L' },
+		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "number", required_argument, NULL, 'N' },
 		{ "pause", required_argument, NULL, 'P' },
@@ -273,6 +276,10 @@ main(int argc, char **argv)
 		case 'j':
 			reject = optarg;
 			break;
+		case 'T':
+			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
+			    "pg-timeout");
+			break;
 		case 'L':
 			opt.lease_ms = wa_num(optarg, 1, 60000, "lease-ms");
 			break;
@@ -302,7 +309,7 @@ main(int argc, char **argv)
 	    opt.number == NULL))
 		usage(stderr, EX_USAGE);
 	if (opt.cluster)
-		cluster = wa_cluster_open(opt.conninfo);
+		cluster = wa_cluster_open(opt.conninfo, opt.pg_timeout);
 	if (opt.pause_ms || opt.set_rate) {
 		status = control();
 		wa_cluster_close(cluster);

@@ -6,6 +6,8 @@
 #   . scripts/pgtmp.sh
 #   pgtmp_start "$dir" [-c setting=value ...]   # sets PGHOST, PGDATA, ...
 #   pgtmp_stop; pgtmp_resume                   # Postgres down, then back
+#   pgtmp_standby "$dir2"; pgtmp_sync on       # a synchronous standby
+#   pgtmp_failover                             # kill the primary, promote
 
 pgtmp_as() {
 	if [ "$(id -u)" = 0 ]; then
@@ -59,4 +61,62 @@ pgtmp_stop() {
 	pgtmp_as "$pgtmp_bin/pg_ctl" -D "$PGDATA" -m immediate -w stop \
 	    >/dev/null 2>&1
 	PGDATA=
+}
+
+# pgtmp_standby DIR: a streaming standby of the cluster pgtmp_start made,
+# from pg_basebackup, in DIR/data with its socket in DIR; started. Sets
+# PGTMP_STANDBY (DIR). The primary's DIR and the standby's make a conninfo
+# for both: "host=PRIMARY,STANDBY target_session_attrs=read-write".
+pgtmp_standby() {
+	pgtmp_sdir=$1
+	mkdir -p "$pgtmp_sdir"
+	[ "$(id -u)" = 0 ] && chown postgres "$pgtmp_sdir"
+	if ! pgtmp_as "$pgtmp_bin/pg_basebackup" -h "$pgtmp_dir" -U postgres \
+	    -D "$pgtmp_sdir/data" -R -X stream \
+	    -d "application_name=standby" >"$pgtmp_sdir/basebackup.log" 2>&1
+	then
+		cat "$pgtmp_sdir/basebackup.log" >&2
+		return 1
+	fi
+	if ! pgtmp_as "$pgtmp_bin/pg_ctl" -D "$pgtmp_sdir/data" \
+	    -l "$pgtmp_sdir/log" -w -o "-k $pgtmp_sdir -c listen_addresses= \
+	    $pgtmp_opts" start >/dev/null; then
+		cat "$pgtmp_sdir/log" >&2
+		return 1
+	fi
+	PGTMP_STANDBY=$pgtmp_sdir
+	export PGTMP_STANDBY
+}
+
+# pgtmp_sync on|off: the primary waits for the standby at each commit, or
+# not (asynchronous replication, Postgres's default).
+pgtmp_sync() {
+	if [ "$1" = on ]; then
+		pgtmp_names="'standby'"
+	else
+		pgtmp_names="''"
+	fi
+	psql -X -q -h "$pgtmp_dir" -c "ALTER SYSTEM SET
+	    synchronous_standby_names = $pgtmp_names" \
+	    -c "SELECT pg_reload_conf()" >/dev/null
+}
+
+# pgtmp_failover: the primary dies (immediate stop, as a crash) and the
+# standby is promoted; PGHOST and PGDATA then name the new primary.
+pgtmp_failover() {
+	pgtmp_stop
+	pgtmp_as "$pgtmp_bin/pg_ctl" -D "$pgtmp_sdir/data" -w promote \
+	    >/dev/null || return 1
+	pgtmp_dir=$pgtmp_sdir
+	PGDATA=$pgtmp_sdir/data
+	PGHOST=$pgtmp_sdir
+	PGTMP_STANDBY=
+	export PGDATA PGHOST PGTMP_STANDBY
+}
+
+pgtmp_stop_standby() {
+	[ -n "${PGTMP_STANDBY:-}" ] || return 0
+	pgtmp_as "$pgtmp_bin/pg_ctl" -D "$PGTMP_STANDBY/data" -m immediate \
+	    -w stop >/dev/null 2>&1
+	PGTMP_STANDBY=
 }

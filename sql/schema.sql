@@ -1,5 +1,7 @@
 -- wapipe schema (PostgreSQL 12 or later). Safe to apply twice: every
--- statement creates only what is missing or replaces a function.
+-- statement creates only what is missing or replaces a function, so it
+-- also brings a database made by an older version up to date in place,
+-- its data kept.
 --
 --   psql -v ON_ERROR_STOP=1 -f sql/schema.sql
 
@@ -46,6 +48,39 @@ CREATE TABLE IF NOT EXISTS campaign_recipients (
 	error_title	text,
 	UNIQUE (campaign_id, phone)
 );
+
+-- The last outage of the API that wa-record saw for the campaign (results
+-- of class outage: the API unreachable): when it began, when its last
+-- result came, when a result that reached the API ended it (NULL while it
+-- lasts), why, and how many results it put back in all. Rows put back by
+-- an outage are not an attempt and never fail for it.
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS outage_started_at timestamptz;
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS outage_seen_at timestamptz;
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS outage_ended_at timestamptz;
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS outage_reason text;
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS outage_results bigint
+	NOT NULL DEFAULT 0;
+
+-- The class of the row's current error (lib/api/class.c's names:
+-- transient, permanent, outage, ...); NULL when it has none. A row that
+-- ends sent, delivered or read has no current error.
+ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS error_class text;
+
+-- Every error of every attempt, for status, export and report: written by
+-- wa-record in the statement that applies the result, and only for
+-- errors, so a message sent at the first try costs no row here.
+CREATE TABLE IF NOT EXISTS recipient_errors (
+	recipient_id	bigint NOT NULL REFERENCES campaign_recipients (id)
+			    ON DELETE CASCADE,
+	attempt		integer NOT NULL,
+	code		integer,
+	class		text,
+	title		text,
+	at		timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE INDEX IF NOT EXISTS recipient_errors_recipient
+	ON recipient_errors (recipient_id, attempt);
 
 CREATE UNIQUE INDEX IF NOT EXISTS campaign_recipients_wamid
 	ON campaign_recipients (wamid);

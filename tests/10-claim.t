@@ -1,12 +1,14 @@
 #!/bin/sh
-# wa-claim: the requests it emits, exit codes, concurrent claimers, and
-# the bound a stalled reader puts on rows left in sending.
+# wa-claim: the requests it emits, exit codes, concurrent claimers, the
+# bound a stalled reader puts on rows left in sending, rows put back when
+# it stops or its reader goes, polling that a signal stops, a campaign
+# deleted under it.
 . "$(dirname "$0")/lib.sh"
 pg_start
 
 c=$(campaign 5)
 wa-claim -c "$c" --once >"$T/out" 2>"$T/err"
-is "$?" 0 "--once exits 0 once nothing is ready"
+is "$?" 75 "--once exits 75 once nothing is ready: the campaign is not done"
 is "$(wc -l <"$T/out" | tr -d ' ')" 5 "one request per row"
 is "$(jq -c 'select(.id == 1)' "$T/out")" \
     '{"id":1,"attempt":1,"campaign_id":'"$c"',"phone_number_id":"106540352242922","template":{"name":"reminder","language":"en_US","params":["p1"]},"to":"+15550000001"}' \
@@ -14,14 +16,17 @@ is "$(jq -c 'select(.id == 1)' "$T/out")" \
 is "$(sql "select string_agg(distinct status || ':' || attempt, ',')
     from campaign_recipients where claimed_at is not null")" "sending:1" \
     "claimed rows are sending, attempt 1, with claimed_at"
-is "$(cat "$T/err")" "" "nothing on stderr"
+like "$(cat "$T/err")" "nothing ready now; rows are still being sent" \
+    "and says why"
 
 # Rows not due yet are left alone; an object in template_params is merged.
 sql "update campaign_recipients set status = 'pending',
     next_attempt_at = now() + interval '1 hour' where id <= 4;
     update campaign_recipients set status = 'pending',
     template_params = '{\"components\":[{\"type\":\"body\"}]}' where id = 5"
-wa-claim -c "$c" --once >"$T/out"
+wa-claim -c "$c" --once >"$T/out" 2>"$T/err"
+is "$?" 75 "--once exits 75 while retries are pending"
+like "$(cat "$T/err")" "rows wait for a retry" "and says so"
 is "$(jq -c '[.id, .attempt, .template.components, .template.params]' \
     "$T/out")" '[5,2,[{"type":"body"}],null]' \
     "only due rows are claimed; components are passed verbatim"
@@ -35,7 +40,7 @@ is "$(sql "select state from campaigns where id = $c")" completed \
 c=$(campaign 3)
 sql "update campaign_recipients set status = 'unknown' where campaign_id = $c"
 wa-claim -c "$c" 2>"$T/err"
-is "$?" 0 "only unknown rows left: nothing to claim, exit 0"
+is "$?" 75 "only unknown rows left: nothing to claim, exit 75"
 like "$(cat "$T/err")" "3 rows unknown" "says how many rows await wa-reconcile"
 is "$(sql "select state from campaigns where id = $c")" running \
     "a campaign with unknown rows is not completed"
@@ -49,6 +54,11 @@ like "$(cat "$T/err")" "campaign $c is paused: by operator" "and says why"
 is "$(wc -c <"$T/out" | tr -d ' ')" 0 "and emits nothing"
 sql "update campaigns set state = 'draft' where id = $c"
 exits 75 "a campaign not started" wa-claim -c "$c" 2>/dev/null
+sql "update campaigns set state = 'cancelled', state_reason = 'by operator'
+    where id = $c"
+wa-claim -c "$c" >"$T/out" 2>"$T/err"
+is "$?" 77 "a cancelled campaign exits 77: never run it again"
+like "$(cat "$T/err")" "campaign $c is cancelled: by operator" "and says so"
 exits 64 "an unknown campaign" wa-claim -c 999999 2>/dev/null
 exits 64 "no -c" wa-claim 2>/dev/null
 exits 64 "a bad batch size" wa-claim -c "$c" -n 0 2>/dev/null
@@ -58,7 +68,7 @@ exits 0 "--help" wa-claim --help >/dev/null
 c=$(campaign 3000)
 pids=
 for i in 1 2 3 4; do
-	wa-claim -c "$c" --once -n 37 >"$T/claim$i" &
+	wa-claim -c "$c" --once -n 37 >"$T/claim$i" 2>/dev/null &
 	pids="$pids $!"
 done
 # shellcheck disable=SC2086
@@ -101,8 +111,74 @@ more() {
 }
 ok "reading more lets more be claimed" wait_for 60 more
 kill -TERM "$claimer"
-exec 3<&-
 wait "$claimer"
-ok "SIGTERM stops wa-claim" test "$?" -lt 128
+is "$?" 75 "SIGTERM stops wa-claim, exit 75: not completed"
+exec 3<&-
+
+# Rows only sending (the tail of every run): wa-claim polls, stoppable.
+c=$(campaign 3)
+wa-claim -c "$c" --once >/dev/null 2>&1
+wa-claim -c "$c" --poll-ms 200 --metrics "$T/m" >/dev/null 2>"$T/err" &
+claimer=$!
+polled() {
+	test "$(cat "$T/m" 2>/dev/null | awk '/^wa_claim_statements_total/ {
+	    n = $2 } END { print n + 0 }')" -ge 2
+}
+ok "with only sending rows it polls" wait_for 60 polled
+kill -TERM "$claimer"
+wait "$claimer"
+is "$?" 75 "and SIGTERM stops it (exit 75)"
+
+# The campaign deleted under a polling wa-claim: exit 64, a message.
+wa-claim -c "$c" --poll-ms 50 >/dev/null 2>"$T/err" &
+claimer=$!
+sql "delete from campaigns where id = $c"
+wait "$claimer"
+is "$?" 64 "a campaign deleted under wa-claim: exit 64"
+like "$(cat "$T/err")" "campaign $c is gone" "saying so"
+
+# Stopped with rows claimed but not written: they go back, uncounted.
+# Lines of 3 kB each overflow the 4 kB pipe within the first batch.
+c=$(campaign 20)
+sql "update campaign_recipients set template_params =
+    jsonb_build_array(repeat('x', 3000)) where campaign_id = $c"
+rm -f "$T/fifo"
+mkfifo "$T/fifo"
+wa-claim -c "$c" -n 20 >"$T/fifo" 2>"$T/err" &
+claimer=$!
+exec 3<"$T/fifo"
+claimed() {
+	test "$(sql "select count(*) from campaign_recipients
+	    where campaign_id = $c and status = 'sending'")" -gt 0
+}
+ok "wa-claim claims a batch" wait_for 60 claimed
+kill -TERM "$claimer"
+wait "$claimer"
+is "$?" 75 "SIGTERM mid-batch: exit 75"
+n=$(cat <&3 | wc -l | tr -d ' ')
+exec 3<&-
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'sending'")" "$n" "only the $n rows written stay sending"
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'pending' and attempt = 0")" "$((20 - n))" \
+    "the rest are back to pending, attempt not counted"
+like "$(cat "$T/err")" "put back $((20 - n)) rows claimed but not written" \
+    "and it says so"
+
+# The reader gone mid-batch (EPIPE): the rows never written go back.
+c=$(campaign 20)
+sql "update campaign_recipients set template_params =
+    jsonb_build_array(repeat('x', 3000)) where campaign_id = $c"
+{
+	wa-claim -c "$c" -n 20 2>"$T/err"
+	echo $? >"$T/rc"
+} | head -1 >"$T/out"
+is "$(cat "$T/rc")" 74 "the reader gone: exit 74"
+written=$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'sending'")
+ok "some rows were written ($written)" test "$written" -ge 1
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'pending' and attempt = 0")" "$((20 - written))" \
+    "every row not written is back to pending"
 
 done_testing

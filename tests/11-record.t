@@ -10,7 +10,7 @@ result() {
 	    "$1" "$2" "$c" "$3" "${4:+,$4}"
 }
 claim() {
-	wa-claim -c "$c" --once >/dev/null
+	wa-claim -c "$c" --once >/dev/null 2>&1
 }
 row() {
 	sql "select status || ' ' || attempt || ' ' || coalesce(wamid, '-')

@@ -121,7 +121,7 @@ wait_for 30 drained
 pg_stop
 gen 3 >&3
 ok 'Postgres down: says why' wait_for 30 grep -q \
-    'postgres unreachable .*: passing no lines until it is back' "$T/err"
+    'postgres unavailable .*: waiting up to 300 s for it' "$T/err"
 is "$(wc -l <"$T/out")" 1 '... and no line passes'
 # (Not in a subshell: the cleanup must know the server is up again.)
 pg_resume 3>&-
@@ -144,4 +144,10 @@ kill "$pa"
 wait "$pa"
 is "$?" 69 'stopped while Postgres is unreachable: exit 69'
 is "$(wc -c <"$T/out")" 0 'and nothing passed'
+
+# Unreachable past --pg-timeout: it gives up by itself, exit 69.
+gen 2 | wa-throttle --cluster -d "host=$T/nowhere" --pg-timeout 1 \
+    >"$T/out" 2>"$T/err"
+is "$?" 69 'Postgres away past --pg-timeout: exit 69'
+like "$(cat "$T/err")" 'giving up' 'saying so'
 done_testing

@@ -10,7 +10,7 @@ row() {
 }
 
 c=$(campaign 4)
-wa-claim -c "$c" --once >"$T/claimed"
+wa-claim -c "$c" --once >"$T/claimed" 2>/dev/null
 first=$(sql "select min(id) from campaign_recipients where campaign_id = $c")
 # Rows 1-2 were claimed long ago (their pipeline died); 3-4 just now.
 sql "update campaign_recipients set claimed_at = now() - interval '1 hour'
@@ -41,7 +41,7 @@ wa-reconcile --unknown-after 60 >"$T/out"
 is "$(cat "$T/out")" "campaign $c: moved 1 unknown rows to pending (on_unknown resend)" \
     "on_unknown resend: says so"
 is "$(row "$first")" "pending 1" "the row goes back to pending, attempt kept"
-wa-claim -c "$c" --once >"$T/again"
+wa-claim -c "$c" --once >"$T/again" 2>/dev/null
 is "$(jq -c '[.id, .attempt]' "$T/again")" "[$first,2]" \
     "and is claimed again with the next attempt"
 
@@ -86,16 +86,27 @@ is "$(sql "select state from campaigns where id = $c")" completed \
 wa-reconcile -c "$c" >"$T/out"
 is "$(cat "$T/out")" "" "a second run has nothing to do"
 
-# Paused and cancelled campaigns: stale rows are settled in paused ones,
-# cancelled ones are left alone.
-c=$(campaign 2)
-wa-claim -c "$c" --once >/dev/null
+# A cancelled campaign's rows are settled too: stale sending rows become
+# unknown, unknown ones fail (nothing more is sent), pending ones stay.
+c=$(campaign 3)
+wa-claim -c "$c" --once >/dev/null 2>&1
 sql "update campaign_recipients set claimed_at = now() - interval '1 hour'
     where campaign_id = $c;
+    update campaign_recipients set status = 'pending' where id =
+    (select max(id) from campaign_recipients where campaign_id = $c);
     update campaigns set state = 'cancelled' where id = $c"
 wa-reconcile >"$T/out"
-is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
-    and status = 'sending'")" 2 "a cancelled campaign is left alone"
+is "$(sql "select string_agg(status, ',' order by id) from
+    campaign_recipients where campaign_id = $c")" "unknown,unknown,pending" \
+    "a cancelled campaign's stale sending rows become unknown"
+wa-reconcile --unknown-after 0 >"$T/out"
+like "$(cat "$T/out")" "moved 2 unknown rows to failed \(the campaign is cancelled\)" \
+    "then fail, saying why"
+is "$(sql "select string_agg(status, ',' order by id) from
+    campaign_recipients where campaign_id = $c")" "failed,failed,pending" \
+    "and nothing is left sending or unknown"
+is "$(sql "select state from campaigns where id = $c")" cancelled \
+    "the campaign stays cancelled"
 exits 64 "a bad --stale-after" wa-reconcile --stale-after x 2>/dev/null
 exits 0 "--help" wa-reconcile --help >/dev/null
 

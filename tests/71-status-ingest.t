@@ -109,8 +109,11 @@ body "$(st 6 failed 1751142888 6 "$f")" | ingest
 is "$(row 6)" 'failed|1751142888|131049|This message was not delivered to maintain healthy ecosystem engagement.' \
     'failed: status, code and title'
 body "$(st 6 delivered 1751142999 6)" | ingest
-is "$(row 6)" 'delivered|1751142999|131049|This message was not delivered to maintain healthy ecosystem engagement.' \
-    'delivered after failed (another device) moves it up'
+is "$(row 6)" 'delivered|1751142999||' \
+    'delivered after failed (another device) moves it up, with no error'
+is "$(sql "select code || ' ' || class from recipient_errors
+    where recipient_id = 6")" '131049 permanent' \
+    'the failure stays in recipient_errors'
 body "$(st 7 delivered 1751142000)" | ingest
 body "$(st 7 failed 1751142100 '' "$f")" | ingest
 is "$(row 7)" 'delivered|1751142000||' 'failed after delivered is ignored'
@@ -229,5 +232,25 @@ sql "update unmatched_statuses set received_at = now() - interval '2 hours'"
 ingest --unmatched-ttl 3600 </dev/null
 is "$(sql 'select count(*) from unmatched_statuses')" 0 'old kept statuses expire'
 like "$(cat "$T/err")" 'expired 1 unmatched statuses' 'and that is logged'
+
+# A status Postgres refuses spoils nothing else: the rest of its batch is
+# applied, it is named, exit 65. (Every value is checked where it enters,
+# so a constraint of the test's stands in for what Postgres may refuse.)
+sql "update campaign_recipients set status = 'sent' where id in (10, 11, 12);
+    alter table campaign_recipients add constraint not_11 check
+    (id <> 11 or status <> 'delivered')"
+{
+	body "$(st 10 delivered 1751143000 10)"
+	body "$(st 11 delivered 1751143000 11)"
+	body "$(st 12 delivered 1751143000 12)"
+} >"$T/in"
+wa-status-ingest <"$T/in" 2>"$T/err2"
+is "$?" 65 "a status Postgres refuses: exit 65"
+like "$(cat "$T/err2")" "<stdin>:2: postgres refused a status of this body: .*not_11" \
+    "named by its body's line, with Postgres's reason"
+is "$(sql "select string_agg(status, ',' order by id) from
+    campaign_recipients where id in (10, 11, 12)")" \
+    "delivered,sent,delivered" "the rest of the batch is applied"
+sql "alter table campaign_recipients drop constraint not_11"
 
 done_testing

@@ -37,7 +37,10 @@ fake_start --rate 0 --latency-ms 5 --script 13=131026 \
 c=$(campaign 200)
 sql "update campaigns set on_unknown = 'fail' where id = $c"
 pipeline "$c"
-is "$(cat "$T/claim.rc")" 0 "wa-claim exits 0 once nothing is left to claim"
+is "$(cat "$T/claim.rc")" 75 \
+    "wa-claim exits 75 once nothing is left to claim but unknown rows"
+like "$(cat "$T/claim.err")" "2 rows unknown: wa-reconcile settles them" \
+    "saying how many"
 is "$(rows 13)" "failed 1 131026" "undeliverable: failed at once, with the code"
 is "$(sql "select distinct error_title from campaign_recipients
     where campaign_id = $c and phone like '%13'")" "Message undeliverable" \

@@ -34,6 +34,7 @@ t_cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	[ -n "${PGDATA:-}" ] && pg_stop
+	pgtmp_stop_standby
 	rm -rf "$T"
 }
 trap t_cleanup EXIT
@@ -184,6 +185,22 @@ pg_stop() {
 pg_resume() {
 	pgtmp_resume 2>"$T/pg.err" 7>&- ||
 	    bail "no Postgres: $(cat "$T/pg.err")"
+}
+
+# pg_standby [sync]: a streaming standby of the cluster in $T/pg2 (with
+# "sync": the primary waits for it at each commit); PG_BOTH is then a
+# conninfo naming both that finds whichever is read-write.
+pg_standby() {
+	pgtmp_standby "$T/pg2" 2>"$T/pg2.err" ||
+	    bail "no standby: $(cat "$T/pg2.err")"
+	[ "${1:-}" = sync ] && pgtmp_sync on
+	PG_BOTH="host=$T/pg,$T/pg2 target_session_attrs=read-write"
+	export PG_BOTH
+}
+
+# pg_failover: kills the primary and promotes the standby.
+pg_failover() {
+	pgtmp_failover 2>"$T/pg.err" || bail "no failover: $(cat "$T/pg.err")"
 }
 
 # sql STATEMENT: runs STATEMENT, prints the rows unaligned.

@@ -1,6 +1,7 @@
 /*
  * sig.c: signals and time. SIGTERM and SIGINT set wa_stopping: a filter
- * stops taking input, finishes and flushes what it holds, and exits. The
+ * stops taking input, finishes and flushes what it holds, and exits; a
+ * second one makes it 2, and the program stops at once. The
  * signals stay blocked except while the program waits (wa_wait,
  * wa_sleep_ms), so a signal can never slip in between the check of
  * wa_stopping and the wait that would then block for ever. Work a signal
@@ -29,7 +30,8 @@ static void
 onstop(int sig)
 {
 	(void)sig;
-	wa_stopping = 1;
+	if (wa_stopping < 2)
+		wa_stopping++;
 }
 
 /* Catches sig with fn, delivered only while waiting. */

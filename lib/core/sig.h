@@ -1,5 +1,6 @@
 /*
- * core/sig.h: signals and time. SIGTERM and SIGINT set wa_stopping; the
+ * core/sig.h: signals and time. SIGTERM and SIGINT set wa_stopping: 1 at
+ * the first (drain and exit), 2 from the second (stop at once). The
  * caught signals are delivered only while the program waits (wa_wait,
  * wa_sleep_ms), so none slips between a check and a wait;
  * wa_signal_then's work runs right after such a wait.

@@ -12,7 +12,9 @@
  * lease is dropped, so in any window the hosts together pass at most
  * rate + burst + one lease. No lease starts more than one lease ahead,
  * so none outlives a pause by much. When Postgres cannot be reached no
- * token is given (fail closed), and a new attempt is made every second.
+ * token is given (fail closed), new attempts are made with pg/pg.h's
+ * backoff, and past --pg-timeout the program exits 69 (the lines it did
+ * not pass on stay claimed, for wa-reconcile).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,16 +26,8 @@
 #include "pg/lease.h"
 #include "pg/pg.h"
 
-#define RETRY_NS 1000000000LL	/* between attempts to reach Postgres */
-#define NAG_NS 60000000000LL	/* between reminders that it is down */
-
 struct wa_cluster {
-	char	*conninfo;
-	PGconn	*conn;
-	int	 down;		/* the last attempt failed */
-	int64_t	 down_since;
-	int64_t	 retry_at;	/* no new attempt before this */
-	int64_t	 nag_at;
+	struct wa_pg *db;
 };
 
 struct wa_lease {
@@ -73,11 +67,11 @@ static const char *rate_sql =
     " SET rate = excluded.rate, burst = excluded.burst, updated_at = now()";
 
 struct wa_cluster *
-wa_cluster_open(const char *conninfo)
+wa_cluster_open(const char *conninfo, long long timeout_s)
 {
 	struct wa_cluster *c = wa_alloc(sizeof *c);
 
-	c->conninfo = conninfo ? wa_strdup(conninfo) : NULL;
+	c->db = wa_pg_open(conninfo, timeout_s);
 	return c;
 }
 
@@ -85,7 +79,7 @@ wa_cluster_open(const char *conninfo)
 int
 wa_cluster_down(const struct wa_cluster *c)
 {
-	return c->down;
+	return wa_pg_state(c->db) == WA_PG_WAIT;
 }
 
 void
@@ -93,97 +87,29 @@ wa_cluster_close(struct wa_cluster *c)
 {
 	if (c == NULL)
 		return;
-	PQfinish(c->conn);
-	free(c->conninfo);
+	wa_pg_close(c->db);
 	free(c);
-}
-
-/* The first line of a libpq message. */
-static void
-first_line(char *dst, size_t n, const char *msg)
-{
-	size_t len = strcspn(msg, "\n");
-
-	snprintf(dst, n, "%.*s", (int)len, msg);
-}
-
-static void
-went_down(struct wa_cluster *c, const char *msg)
-{
-	int64_t now = wa_now_ns();
-	char why[256];
-
-	first_line(why, sizeof why, msg);
-	if (!c->down) {
-		wa_warn("postgres unreachable (%s): passing no lines until "
-		    "it is back", why);
-		c->down = 1;
-		c->down_since = now;
-		c->nag_at = now + NAG_NS;
-	} else if (now >= c->nag_at) {
-		wa_warn("postgres still unreachable after %lld s (%s)",
-		    (long long)((now - c->down_since) / 1000000000), why);
-		c->nag_at = now + NAG_NS;
-	}
-	c->retry_at = now + RETRY_NS;
-}
-
-/* A connection with timeouts, so that a lost server is noticed. */
-static PGconn *
-connect_pg(struct wa_cluster *c)
-{
-	const char *keys[] = { "connect_timeout", "keepalives_idle",
-	    "keepalives_interval", "keepalives_count", "dbname",
-	    "fallback_application_name", NULL };
-	const char *vals[] = { getenv("PGCONNECT_TIMEOUT") ? "" : "5", "10",
-	    "5", "3", wa_pg_conninfo(c->conninfo), wa_prog, NULL };
-
-	return PQconnectdbParams(keys, vals, 1);
 }
 
 /*
  * Runs sql; returns its result, or NULL while Postgres cannot be reached
- * (said once). A statement that Postgres cannot run at all, as when
- * the schema was never loaded, ends the program.
+ * (said once). Past the timeout, or when Postgres cannot run the
+ * statement at all (the schema never loaded), the program ends.
  */
 static PGresult *
 run(struct wa_cluster *c, const char *sql, int n, const char *const *p)
 {
-	PGresult *res;
-	const char *state;
+	PGresult *res = wa_pg_try(c->db, NULL, sql, n, p);
 
-	if (c->conn == NULL || PQstatus(c->conn) != CONNECTION_OK) {
-		if (c->down && wa_now_ns() < c->retry_at)
-			return NULL;
-		PQfinish(c->conn);
-		c->conn = connect_pg(c);
-		if (PQstatus(c->conn) != CONNECTION_OK) {
-			went_down(c, PQerrorMessage(c->conn));
-			return NULL;
-		}
-	}
-	res = PQexecParams(c->conn, sql, n, NULL, p, NULL, NULL, 0);
-	switch (PQresultStatus(res)) {
-	case PGRES_COMMAND_OK:
-	case PGRES_TUPLES_OK:
-		if (c->down)
-			wa_warn("postgres is back after %.1f s: passing lines "
-			    "again", (wa_now_ns() - c->down_since) / 1e9);
-		c->down = 0;
+	if (res != NULL || wa_pg_state(c->db) == WA_PG_WAIT)
 		return res;
-	default:
-		break;
-	}
-	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-	if (PQstatus(c->conn) == CONNECTION_OK && state != NULL &&
-	    strncmp(state, "42", 2) == 0) {
-		wa_pg_warn(c->conn, res, "postgres");
+	if (wa_pg_state(c->db) == WA_PG_DOWN)
+		wa_die(EX_UNAVAILABLE, "no tokens without postgres: the lines "
+		    "not passed on stay claimed for wa-reconcile");
+	wa_warn("postgres: %s", wa_pg_error(c->db));
+	if (strncmp(wa_pg_sqlstate(c->db), "42", 2) == 0)
 		wa_die(EX_CONFIG, "is sql/schema.sql loaded?");
-	}
-	went_down(c, PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res) :
-	    PQerrorMessage(c->conn));
-	PQclear(res);
-	return NULL;
+	exit(EX_UNAVAILABLE);
 }
 
 /*

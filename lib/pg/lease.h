@@ -16,7 +16,8 @@ struct wa_bucket_stats;
 struct wa_cluster;
 struct wa_lease;
 
-struct wa_cluster *wa_cluster_open(const char *conninfo);
+/* Waits up to timeout_s for Postgres, then exits 69. */
+struct wa_cluster *wa_cluster_open(const char *conninfo, long long timeout_s);
 int wa_cluster_down(const struct wa_cluster *c);
 void wa_cluster_close(struct wa_cluster *c);
 

@@ -1,15 +1,38 @@
 /*
  * pg.c: connecting to Postgres the way operators expect (-d CONNINFO,
  * else DATABASE_URL, else libpq's own PGHOST, PGDATABASE, ...), running a
- * statement with its errors reported in the toolkit's format, and building
- * array literals to pass a whole batch as one parameter.
+ * statement with its errors reported in the toolkit's format, building
+ * array literals to pass a whole batch as one parameter, and the one
+ * retry policy: a session (struct wa_pg) that waits out a restart or a
+ * failover of Postgres, with backoff, up to a timeout.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "core/sig.h"
 #include "pg/pg.h"
+
+#define BASE_MS 100		/* the backoff: random(0, min(CAP, BASE*2^n)) */
+#define CAP_MS 5000
+#define NPREPARED 8
+
+struct wa_pg {
+	char		*conninfo;
+	PGconn		*conn;
+	int64_t		 timeout_ms;
+	int64_t		 since;		/* first failure in a row (ms), or 0 */
+	int64_t		 retry_at;	/* wa_pg_try: not before (ms) */
+	int		 tries;		/* failures in a row */
+	int		 said;		/* that we wait */
+	int		 patience;	/* signals that end a wait */
+	enum wa_pg_state state;
+	char		 sqlstate[6];
+	char		 error[512];
+	const char	*prepared[NPREPARED];	/* on this session */
+	int		 nprepared;
+};
 
 /* The conninfo to use: the -d argument, DATABASE_URL, or "" (PG*). */
 const char *
@@ -22,28 +45,49 @@ wa_pg_conninfo(const char *opt)
 	return url != NULL ? url : "";
 }
 
+/* msg without its trailing newlines and blanks: its length. */
+static int
+trim(const char *msg)
+{
+	size_t n = strlen(msg);
+
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		n--;
+	return (int)n;
+}
+
 /* Reports the error of conn or res as "prog: what: message". */
 void
 wa_pg_warn(PGconn *conn, PGresult *res, const char *what)
 {
 	const char *msg = res ? PQresultErrorMessage(res) : "";
-	size_t n;
 
 	if (*msg == '\0')
 		msg = PQerrorMessage(conn);
-	n = strlen(msg);
-	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-		n--;
-	wa_warn("%s: %.*s", what, (int)n, msg);
+	wa_warn("%s: %.*s", what, trim(msg), msg);
+}
+
+/*
+ * Connects, with timeouts so that a server gone silent is noticed
+ * (libpq's own defaults wait for ever); a conninfo's own settings win.
+ */
+static PGconn *
+connect_pg(const char *conninfo)
+{
+	const char *keys[] = { "connect_timeout", "keepalives_idle",
+	    "keepalives_interval", "keepalives_count", "dbname",
+	    "fallback_application_name", NULL };
+	const char *vals[] = { getenv("PGCONNECT_TIMEOUT") ? "" : "5", "10",
+	    "5", "3", wa_pg_conninfo(conninfo), wa_prog, NULL };
+
+	return PQconnectdbParams(keys, vals, 1);
 }
 
 /* A connection, or NULL after saying why. */
 PGconn *
 wa_pg_try_connect(const char *conninfo)
 {
-	const char *keys[] = { "dbname", "fallback_application_name", NULL };
-	const char *vals[] = { wa_pg_conninfo(conninfo), wa_prog, NULL };
-	PGconn *conn = PQconnectdbParams(keys, vals, 1);
+	PGconn *conn = connect_pg(conninfo);
 
 	if (PQstatus(conn) != CONNECTION_OK) {
 		wa_pg_warn(conn, NULL, "connect to postgres");
@@ -100,65 +144,315 @@ wa_pg_must(PGconn *conn, const char *sql, int n, const char *const *params)
 	return res;
 }
 
-/*
- * Prepares sql under name on this session unless it already is (a new
- * session, after a reconnect, needs it again): planning once saves a few
- * ms on every batch. name must be a string constant. Returns the failed
- * result (for wa_pg_retryable) or NULL when ready.
- */
-PGresult *
-wa_pg_prepare(PGconn *conn, const char *name, const char *sql, int n)
+/* A session on conninfo that waits up to timeout_s for Postgres. */
+struct wa_pg *
+wa_pg_open(const char *conninfo, long long timeout_s)
 {
-	static struct {
-		const char	*name;
-		int		 pid;
-	} done[8];
-	PGresult *res;
-	int i, pid = PQbackendPID(conn);
+	struct wa_pg *db = wa_alloc(sizeof *db);
 
-	for (i = 0; i < 7 && done[i].name && done[i].name != name; i++)
-		;
-	if (done[i].name == name && done[i].pid == pid && pid != 0)
-		return NULL;
-	res = PQprepare(conn, name, sql, n, NULL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		return res;
-	PQclear(res);
-	done[i].name = name;
-	done[i].pid = pid;
+	db->conninfo = conninfo ? wa_strdup(conninfo) : NULL;
+	db->timeout_ms = timeout_s * 1000;
+	db->patience = 2;
+	return db;
+}
+
+void
+wa_pg_patience(struct wa_pg *db, int signals)
+{
+	db->patience = signals;
+}
+
+void
+wa_pg_close(struct wa_pg *db)
+{
+	if (db == NULL)
+		return;
+	PQfinish(db->conn);
+	free(db->conninfo);
+	free(db);
+}
+
+PGconn *
+wa_pg_conn(struct wa_pg *db)
+{
+	return db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK ?
+	    db->conn : NULL;
+}
+
+enum wa_pg_state
+wa_pg_state(const struct wa_pg *db)
+{
+	return db->state;
+}
+
+const char *
+wa_pg_sqlstate(const struct wa_pg *db)
+{
+	return db->sqlstate;
+}
+
+const char *
+wa_pg_error(const struct wa_pg *db)
+{
+	return db->error;
+}
+
+/*
+ * Data exceptions (class 22: bad bytes, values out of range) and
+ * integrity violations (23: a wamid given twice): the rows are at fault,
+ * not the statement, so a smaller batch may pass.
+ */
+int
+wa_pg_data_error(const struct wa_pg *db)
+{
+	return strncmp(db->sqlstate, "22", 2) == 0 ||
+	    strncmp(db->sqlstate, "23", 2) == 0;
+}
+
+/* Keeps the first line of msg, and state, for the caller. */
+static void
+keep(struct wa_pg *db, const char *state, const char *msg)
+{
+	size_t n = strcspn(msg, "\n");
+
+	snprintf(db->sqlstate, sizeof db->sqlstate, "%s", state ? state : "");
+	snprintf(db->error, sizeof db->error, "%.*s", (int)n, msg);
+}
+
+/*
+ * Whether a failure is the server's, not the statement's: the connection
+ * is lost (class 08, or libpq says so), the server shuts down or starts
+ * (57P01-57P03), has no slot (53300), is read-only (25006: a standby, as
+ * after a failover), or a deadlock or serialisation failure (40P01,
+ * 40001) that a second run resolves.
+ */
+static int
+transient(PGconn *conn, const char *state)
+{
+	static const char *const codes[] = { "57P01", "57P02", "57P03",
+	    "53300", "25006", "40P01", "40001", NULL };
+	int i;
+
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK || *state == '\0')
+		return 1;
+	if (strncmp(state, "08", 2) == 0)
+		return 1;
+	for (i = 0; codes[i] != NULL; i++)
+		if (strcmp(state, codes[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Notes a failure of the server: says once that we wait; returns the ms
+ * to wait before the next try, or -1 (state WA_PG_DOWN) when the timeout
+ * has passed or a second signal came.
+ */
+static int64_t
+down(struct wa_pg *db)
+{
+	int64_t now = wa_now_ms(), ceil = BASE_MS, wait;
+	int i;
+
+	if (db->since == 0)
+		db->since = now;
+	for (i = 0; i < db->tries && ceil < CAP_MS; i++)
+		ceil *= 2;
+	if (ceil > CAP_MS)
+		ceil = CAP_MS;
+	db->tries++;
+	if (wa_stopping >= db->patience ||
+	    now - db->since >= db->timeout_ms) {
+		wa_warn("postgres unavailable for %.1f s (%s): %s",
+		    (now - db->since) / 1e3, db->error,
+		    wa_stopping >= db->patience ? "stopped" : "giving up");
+		db->state = WA_PG_DOWN;
+		db->since = 0;
+		db->tries = 0;
+		db->said = 0;
+		return -1;
+	}
+	/* A deadlock passes quickly: say nothing of the first ones. */
+	if (!db->said && (db->tries > 3 || strncmp(db->sqlstate, "40", 2))) {
+		wa_warn("postgres unavailable (%s): waiting up to %lld s for "
+		    "it, reading no more input", db->error,
+		    (long long)(db->timeout_ms / 1000));
+		db->said = 1;
+	}
+	wait = 10 + random() % ceil;
+	if (now + wait > db->since + db->timeout_ms)
+		wait = db->since + db->timeout_ms - now;
+	db->state = WA_PG_WAIT;
+	return wait;
+}
+
+void
+wa_pg_ok(struct wa_pg *db)
+{
+	if (db->said)
+		wa_warn("postgres is back after %.1f s",
+		    (wa_now_ms() - db->since) / 1e3);
+	db->since = 0;
+	db->tries = 0;
+	db->said = 0;
+	db->state = WA_PG_OK;
+	db->retry_at = 0;
+}
+
+/* A session, connected now, or NULL after noting the failure. */
+static PGconn *
+session(struct wa_pg *db)
+{
+	if (db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK)
+		return db->conn;
+	PQfinish(db->conn);
+	db->conn = connect_pg(db->conninfo);
+	db->nprepared = 0;
+	if (PQstatus(db->conn) == CONNECTION_OK)
+		return db->conn;
+	keep(db, NULL, PQerrorMessage(db->conn));
 	return NULL;
 }
 
-/*
- * wa_pg_exec for a statement run many times: prepared once per session.
- */
-PGresult *
-wa_pg_exec_prepared(PGconn *conn, const char *name, const char *sql, int n,
-    const char *const *params)
+/* Keeps why res (NULL: the connection) failed; sets the state. */
+static void
+failure(struct wa_pg *db, PGresult *res)
 {
-	PGresult *res = wa_pg_prepare(conn, name, sql, n);
+	const char *msg = res ? PQresultErrorMessage(res) : "";
 
-	if (res == NULL)
-		res = PQexecPrepared(conn, name, n, params, NULL, NULL, 0);
-	return checked(conn, res);
+	keep(db, res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL,
+	    *msg ? msg : PQerrorMessage(db->conn));
+	db->state = transient(db->conn, db->sqlstate) ? WA_PG_WAIT :
+	    WA_PG_REFUSED;
+}
+
+/* Prepares name on the session unless it is already: 0, or -1. */
+static int
+prepare(struct wa_pg *db, const char *name, const char *sql, int n)
+{
+	PGresult *res;
+	int i;
+
+	for (i = 0; i < db->nprepared; i++)
+		if (db->prepared[i] == name)
+			return 0;
+	res = PQprepare(db->conn, name, sql, n, NULL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		failure(db, res);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	if (db->nprepared < NPREPARED)
+		db->prepared[db->nprepared++] = name;
+	return 0;
 }
 
 /*
- * Whether a failed statement is worth running again: a deadlock, a
- * serialisation failure, or a lost connection (which this resets).
+ * One attempt: the result, or NULL with the failure kept and the state
+ * WA_PG_REFUSED or (the server's fault) WA_PG_WAIT.
  */
-int
-wa_pg_retryable(PGconn *conn, PGresult *res)
+static PGresult *
+attempt(struct wa_pg *db, const char *name, const char *sql, int n,
+    const char *const *p)
 {
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) :
-	    NULL;
+	PGresult *res;
 
-	if (PQstatus(conn) == CONNECTION_BAD) {
-		PQreset(conn);
-		return 1;
+	if (session(db) == NULL) {
+		db->state = WA_PG_WAIT;
+		return NULL;
 	}
-	return state != NULL && (strcmp(state, "40P01") == 0 ||
-	    strcmp(state, "40001") == 0);
+	if (name != NULL && prepare(db, name, sql, n) < 0)
+		return NULL;
+	if (name != NULL)
+		res = PQexecPrepared(db->conn, name, n, p, NULL, NULL, 0);
+	else
+		res = PQexecParams(db->conn, sql, n, NULL, p, NULL, NULL, 0);
+	if (PQresultStatus(res) == PGRES_TUPLES_OK ||
+	    PQresultStatus(res) == PGRES_COMMAND_OK) {
+		wa_pg_ok(db);
+		return res;
+	}
+	failure(db, res);
+	PQclear(res);
+	return NULL;
+}
+
+PGresult *
+wa_pg_run(struct wa_pg *db, const char *name, const char *sql, int n,
+    const char *const *p)
+{
+	PGresult *res;
+	int64_t wait;
+
+	for (;;) {
+		if ((res = attempt(db, name, sql, n, p)) != NULL)
+			return res;
+		if (db->state == WA_PG_REFUSED)
+			return NULL;
+		if ((wait = down(db)) < 0)
+			return NULL;
+		wa_sleep_ms(wait);
+	}
+}
+
+PGresult *
+wa_pg_try(struct wa_pg *db, const char *name, const char *sql, int n,
+    const char *const *p)
+{
+	PGresult *res;
+	int64_t wait;
+
+	if (db->state == WA_PG_WAIT && wa_now_ms() < db->retry_at)
+		return NULL;
+	if ((res = attempt(db, name, sql, n, p)) != NULL)
+		return res;
+	if (db->state == WA_PG_WAIT && (wait = down(db)) >= 0)
+		db->retry_at = wa_now_ms() + wait;
+	return NULL;
+}
+
+PGresult *
+wa_pg_need(struct wa_pg *db, const char *name, const char *sql, int n,
+    const char *const *p)
+{
+	PGresult *res = wa_pg_run(db, name, sql, n, p);
+
+	if (res == NULL && db->state == WA_PG_REFUSED)
+		wa_warn("postgres: %s", db->error);
+	if (res == NULL)
+		exit(EX_UNAVAILABLE);
+	return res;
+}
+
+PGconn *
+wa_pg_ready(struct wa_pg *db, const char *name, const char *sql, int n)
+{
+	int64_t wait;
+
+	for (;;) {
+		if (session(db) == NULL)
+			db->state = WA_PG_WAIT;
+		else if (name == NULL || prepare(db, name, sql, n) == 0)
+			return db->conn;
+		if (db->state == WA_PG_REFUSED || (wait = down(db)) < 0)
+			return NULL;
+		wa_sleep_ms(wait);
+	}
+}
+
+int
+wa_pg_again(struct wa_pg *db, PGresult *res)
+{
+	int64_t wait;
+
+	failure(db, res);
+	if (db->state == WA_PG_REFUSED)
+		return 0;
+	if ((wait = down(db)) < 0)
+		return -1;
+	wa_sleep_ms(wait);
+	return 1;
 }
 
 void

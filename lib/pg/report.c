@@ -8,7 +8,11 @@
  * between the earliest and the latest claimed_at of the campaign's rows
  * (claimed_at is a row's latest claim, so pauses count as sending time);
  * "rate_last_minute" is the rows accepted among those claimed in the
- * last 60 seconds, divided by 60.
+ * last 60 seconds, divided by 60. "errors" are the rows' current errors
+ * (their last attempt's); "error_history" every attempt's errors
+ * (recipient_errors), so a row sent at its second try still shows what
+ * its first met. "outage" is the campaign's last outage of the API (null
+ * if none): rows it put back are pending, not failed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +64,23 @@ static const char *report_sql =
     "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC), '[]')"
     "   FROM (SELECT * FROM g WHERE set = 12 AND error_code IS NOT NULL"
     "   ORDER BY n DESC, last DESC NULLS LAST LIMIT 5) y),"
+    "  'error_history', (SELECT coalesce(json_agg(json_build_object("
+    "   'code', code, 'class', class, 'title', title, 'count', n,"
+    "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC), '[]')"
+    "   FROM (SELECT e.code, e.class, e.title, count(*) AS n,"
+    "    max(e.at) AS last FROM recipient_errors e"
+    "    JOIN campaign_recipients r ON r.id = e.recipient_id"
+    "    WHERE r.campaign_id = $1 GROUP BY 1, 2, 3"
+    "    ORDER BY n DESC, last DESC LIMIT 5) y),"
+    "  'outage', CASE WHEN c.outage_started_at IS NOT NULL THEN"
+    "   json_build_object('started_at', " ISO("c.outage_started_at") ","
+    "   'last_at', " ISO("c.outage_seen_at") ","
+    "   'ended_at', " ISO("c.outage_ended_at") ","
+    "   'ongoing', c.outage_ended_at IS NULL,"
+    "   'reason', c.outage_reason, 'results', c.outage_results,"
+    "   'pending', (SELECT count(*) FROM campaign_recipients"
+    "    WHERE campaign_id = $1 AND status = 'pending'"
+    "    AND error_class = 'outage')) END,"
     "  'accepted', t.accepted,"
     "  'first_claim_at', " ISO("t.first_claim") ","
     "  'last_claim_at', " ISO("t.last_claim") ","
@@ -164,6 +185,29 @@ wa_report_print(FILE *f, struct json_object *o)
 		    json_object_get_string(wa_json_get(v, "code")),
 		    num(v, "count"), str(v, "title"), str(v, "last_at"));
 	}
+	fprintf(f, "earlier attempts' errors:%s\n",
+	    json_object_array_length(wa_json_get(o, "error_history")) ? "" :
+	    " none");
+	for (i = 0; i < json_object_array_length(wa_json_get(o,
+	    "error_history")); i++) {
+		v = json_object_array_get_idx(wa_json_get(o, "error_history"),
+		    i);
+		fprintf(f, "  %-7s %10lld  %s (%s, last %s)\n",
+		    json_object_get_string(wa_json_get(v, "code")),
+		    num(v, "count"), str(v, "title"), str(v, "class"),
+		    str(v, "last_at"));
+	}
+	if ((v = wa_json_get(o, "outage")) != NULL &&
+	    json_object_get_boolean(wa_json_get(v, "ongoing")))
+		fprintf(f, "outage    the API unreachable since %s (last %s): "
+		    "%s; %lld results put back, %lld rows wait (not "
+		    "failed)\n", str(v, "started_at"), str(v, "last_at"),
+		    str(v, "reason"), num(v, "results"), num(v, "pending"));
+	else if (v != NULL)
+		fprintf(f, "outage    last: the API unreachable from %s to %s: "
+		    "%s; %lld results put back in all\n",
+		    str(v, "started_at"), str(v, "ended_at"), str(v, "reason"),
+		    num(v, "results"));
 	fprintf(f, "rate      ");
 	if (rate != NULL) {
 		fprintf(f, "%s/s: %lld accepted in ",

@@ -12,7 +12,14 @@
  *
  * Kept statuses are retried by a second statement, run only while some
  * may match: it moves those whose row has appeared onto it, through the
- * same update.
+ * same update. A row that a status moves to sent, delivered or read has
+ * no current error any more (an earlier attempt's stays in
+ * recipient_errors); one that fails gets the status's error.
+ *
+ * Postgres gone is waited for with pg/pg.h's policy (the spool's lock
+ * taken again on the new session), then the program exits 69. A batch
+ * Postgres refuses for its data is applied in halves until the status at
+ * fault is alone; it is reported, and the checkpoint moves past it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +41,17 @@
     "  ORDER BY id, status_rank(status) DESC, at)," \
     " upd AS (UPDATE campaign_recipients r SET status = m.status," \
     "   status_at = coalesce(m.at, now())," \
-    "   error_code = CASE WHEN m.status = 'failed' THEN m.code" \
-    "    ELSE r.error_code END," \
-    "   error_title = CASE WHEN m.status = 'failed' THEN m.title" \
-    "    ELSE r.error_title END" \
+    "   error_code = CASE WHEN m.status = 'failed' THEN m.code END," \
+    "   error_title = CASE WHEN m.status = 'failed' THEN m.title END," \
+    "   error_class = CASE WHEN m.status = 'failed' THEN 'permanent' END" \
     "  FROM m WHERE r.id = m.id" \
     "   AND status_rank(m.status) > status_rank(r.status)" \
-    "  RETURNING r.id, m.status, extract(epoch FROM now() - m.at) AS lag)"
+    "  RETURNING r.id, r.attempt, m.status, m.code, m.title," \
+    "   extract(epoch FROM now() - m.at) AS lag)," \
+    " hist AS (INSERT INTO recipient_errors (recipient_id, attempt, code," \
+    "   class, title, at)" \
+    "  SELECT id, attempt, code, 'permanent', title, now() FROM upd" \
+    "  WHERE status = 'failed')"
 
 static const char *apply_sql =
     "WITH b AS (SELECT coalesce(b.rid, (SELECT c.id FROM campaign_recipients"
@@ -80,8 +91,6 @@ static const char *retry_sql =
     " SELECT status, lag FROM upd"
     " UNION ALL SELECT 'matched', count(*) FROM m0";
 
-static int prepared_pid;	/* the backend the statement is prepared on */
-
 static void
 num(struct wa_buf *a, int has, int64_t v)
 {
@@ -100,14 +109,17 @@ num(struct wa_buf *a, int has, int64_t v)
  * timestamps, error codes, error titles (NULL where absent).
  */
 static void
-arrays(const struct wa_status_batch *b, struct wa_buf *a)
+arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
+    struct wa_buf *a)
 {
 	const struct wa_status *s;
+	size_t k;
 	int i;
 
 	for (i = 0; i < 6; i++)
 		wa_pg_array_start(&a[i]);
-	for (s = b->v; s != NULL && s < b->v + b->n; s++) {
+	for (k = lo; k < hi; k++) {
+		s = &b->v[k];
 		num(&a[0], s->rid != 0, s->rid);
 		wa_pg_array_add(&a[1], b->str.s + s->wamid, s->wamid_len);
 		wa_pg_array_add(&a[2], wa_rank_names[s->rank],
@@ -124,51 +136,74 @@ arrays(const struct wa_status_batch *b, struct wa_buf *a)
 		wa_pg_array_end(&a[i]);
 }
 
+/* Postgres stayed away past the timeout, or refused a statement. */
 static void
-lock(PGconn *conn, const char *spool)
+gone(struct wa_status_sink *k)
 {
-	const char *p[] = { spool };
-	PGresult *res = wa_pg_exec(conn, "SELECT pg_try_advisory_lock("
-	    "hashtext('wa-status-ingest'), hashtext($1))", 1, p);
-
-	if (res == NULL)
-		exit(EX_UNAVAILABLE);
-	if (*PQgetvalue(res, 0, 0) != 't')
-		wa_die(EX_TEMPFAIL, "another wa-status-ingest follows %s",
-		    spool);
-	PQclear(res);
+	if (wa_pg_state(k->db) == WA_PG_REFUSED)
+		wa_warn("postgres: %s", wa_pg_error(k->db));
+	wa_die(EX_UNAVAILABLE, "statuses not applied stay where they are "
+	    "(a spool's checkpoint has not moved past them)");
 }
 
 /*
- * Whether a failed statement may run again (a deadlock, a lost
- * connection: then taking the spool's lock again); exits 69 after the
- * try-th failure or one that is not worth retrying.
+ * A session ready for statement name (NULL: none), holding the spool's
+ * lock when following one: taken again on every new session. Exits 75
+ * when another process follows the spool, 69 when Postgres stays away.
  */
-static void
-failed(PGconn *conn, PGresult *res, const char *spool, int try)
+static PGconn *
+ready(struct wa_status_sink *k, const char *name, const char *sql, int n)
 {
-	wa_pg_warn(conn, res, "postgres");
-	if (try >= 8 || !wa_pg_retryable(conn, res))
-		exit(EX_UNAVAILABLE);
-	PQclear(res);
-	wa_sleep_ms(wa_backoff_ms(try, 100, 10000));
-	if (spool != NULL && PQstatus(conn) == CONNECTION_OK)
-		lock(conn, spool);
+	const char *p[] = { k->spool };
+	PGresult *res;
+	PGconn *conn;
+
+	for (;;) {
+		if ((conn = wa_pg_ready(k->db, name, sql, n)) == NULL)
+			gone(k);
+		if (k->spool == NULL || PQbackendPID(conn) == k->locked)
+			return conn;
+		res = PQexecParams(conn, "SELECT pg_try_advisory_lock("
+		    "hashtext('wa-status-ingest'), hashtext($1))", 1, NULL, p,
+		    NULL, NULL, 0);
+		if (PQresultStatus(res) == PGRES_TUPLES_OK) {
+			if (*PQgetvalue(res, 0, 0) != 't')
+				wa_die(EX_TEMPFAIL, "another wa-status-ingest "
+				    "follows %s", k->spool);
+			k->locked = PQbackendPID(conn);
+			PQclear(res);
+			return conn;
+		}
+		if (wa_pg_again(k->db, res) <= 0)
+			gone(k);
+		PQclear(res);
+	}
 }
 
+/*
+ * Runs sql until it succeeds, with the policy of pg/pg.h; NULL when
+ * Postgres refused it for its data, else exits 69 when it cannot.
+ */
 static PGresult *
-run(PGconn *conn, const char *spool, const char *sql, int n,
-    const char *const *p)
+run(struct wa_status_sink *k, const char *sql, int n, const char *const *p)
 {
 	PGresult *res;
-	int try;
+	int again;
 
-	for (try = 0;; try++) {
-		res = PQexecParams(conn, sql, n, NULL, p, NULL, NULL, 0);
+	for (;;) {
+		res = PQexecParams(ready(k, NULL, NULL, 0), sql, n, NULL, p,
+		    NULL, NULL, 0);
 		if (PQresultStatus(res) == PGRES_TUPLES_OK ||
-		    PQresultStatus(res) == PGRES_COMMAND_OK)
+		    PQresultStatus(res) == PGRES_COMMAND_OK) {
+			wa_pg_ok(k->db);
 			return res;
-		failed(conn, res, spool, try);
+		}
+		again = wa_pg_again(k->db, res);
+		PQclear(res);
+		if (again == 0 && wa_pg_data_error(k->db))
+			return NULL;
+		if (again <= 0)
+			gone(k);
 	}
 }
 
@@ -177,15 +212,15 @@ run(PGconn *conn, const char *spool, const char *sql, int n,
  * it) and returns where the last run stopped in *seg, *off (-1, 0: never).
  */
 void
-wa_status_checkpoint(PGconn *conn, const char *spool, long long *seg,
+wa_status_checkpoint(struct wa_status_sink *k, long long *seg,
     long long *off)
 {
-	const char *p[] = { spool };
+	const char *p[] = { k->spool };
 	PGresult *res;
 
-	lock(conn, spool);
-	res = run(conn, spool, "SELECT segment, byte_offset FROM"
-	    " spool_checkpoints WHERE spool = $1", 1, p);
+	if ((res = run(k, "SELECT segment, byte_offset FROM"
+	    " spool_checkpoints WHERE spool = $1", 1, p)) == NULL)
+		gone(k);
 	*seg = -1;
 	*off = 0;
 	if (PQntuples(res) == 1) {
@@ -195,35 +230,24 @@ wa_status_checkpoint(PGconn *conn, const char *spool, long long *seg,
 	PQclear(res);
 }
 
-/* Sends the statement of b, prepared first on a new connection. */
+/* Sends the statement of b, prepared first on a new session. */
 static void
-submit(PGconn *conn, struct wa_status_batch *b)
+submit(struct wa_status_sink *k, struct wa_status_batch *b)
 {
-	PGresult *res;
-	int try;
+	PGconn *conn = ready(k, "wa_status_apply", apply_sql, 0);
 
-	for (try = 0; prepared_pid != PQbackendPID(conn); try++) {
-		res = PQprepare(conn, "wa_status_apply", apply_sql, 0, NULL);
-		if (PQresultStatus(res) == PGRES_COMMAND_OK)
-			prepared_pid = PQbackendPID(conn);
-		else
-			failed(conn, res, b->spool, try);
-		PQclear(res);
-	}
-	if (!PQsendQueryPrepared(conn, "wa_status_apply", 9, b->p, NULL, NULL,
-	    0))
-		prepared_pid = 0;
+	PQsendQueryPrepared(conn, "wa_status_apply", 9, b->p, NULL, NULL, 0);
 	b->t0 = wa_now_ns();
 }
 
 /* Sends the reduced batch b, with (seg, off) as spool's checkpoint. */
 static void
-send_batch(PGconn *conn, struct wa_status_batch *b, const char *spool,
-    long long seg, long long off)
+send_batch(struct wa_status_sink *k, struct wa_status_batch *b,
+    const char *spool, long long seg, long long off)
 {
 	int i;
 
-	arrays(b, b->arr);
+	arrays(b, 0, b->n, b->arr);
 	for (i = 0; i < 6; i++)
 		b->p[i] = b->arr[i].s;
 	snprintf(b->num[0], sizeof b->num[0], "%lld", seg);
@@ -232,7 +256,7 @@ send_batch(PGconn *conn, struct wa_status_batch *b, const char *spool,
 	b->p[6] = spool;
 	b->p[7] = b->num[0];
 	b->p[8] = b->num[1];
-	submit(conn, b);
+	submit(k, b);
 }
 
 /* Adds the rows of res to *r; each applied status's lag to lag. */
@@ -258,31 +282,89 @@ tally(PGresult *res, struct wa_status_result *r, struct wa_metric *lag)
 	}
 }
 
+static void apply_range(struct wa_status_sink *, struct wa_status_batch *,
+    size_t, size_t);
+
 /*
- * Waits for the statement of b; sends it again after a deadlock or a
- * lost connection, exits 69 when it cannot be applied.
+ * b[lo..hi) was refused for its data: applies its halves, or reports the
+ * status when it is alone. Without the checkpoint: it moves at the end.
  */
 static void
-wait_batch(PGconn *conn, struct wa_status_batch *b,
-    struct wa_status_result *r, struct wa_metric *lag)
+split(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
+    size_t hi)
+{
+	if (hi - lo > 1) {
+		apply_range(k, b, lo, lo + (hi - lo) / 2);
+		apply_range(k, b, lo + (hi - lo) / 2, hi);
+		return;
+	}
+	if (k->refused != NULL)
+		k->refused(b->v[lo].lineno, wa_pg_error(k->db));
+}
+
+static void
+apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
+    size_t hi)
+{
+	struct wa_buf a[6] = { { 0 } };
+	const char *p[9];
+	PGresult *res;
+	int i;
+
+	arrays(b, lo, hi, a);
+	for (i = 0; i < 6; i++)
+		p[i] = a[i].s;
+	p[6] = p[7] = p[8] = NULL;
+	if ((res = run(k, apply_sql, 9, p)) == NULL)
+		split(k, b, lo, hi);
+	else {
+		tally(res, &k->total, k->lag);
+		PQclear(res);
+	}
+	for (i = 0; i < 6; i++)
+		wa_buf_free(&a[i]);
+}
+
+/*
+ * Waits for the statement of b; sends it again after a deadlock or a
+ * lost connection, splits it when its data is refused, exits 69 when
+ * Postgres stays away.
+ */
+static void
+wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	PGresult *res, *last = NULL;
-	int try = 0;
+	PGconn *conn;
+	int again;
 
 	for (;;) {
-		while ((res = PQgetResult(conn)) != NULL) {
+		conn = wa_pg_conn(k->db);
+		while (conn != NULL && (res = PQgetResult(conn)) != NULL) {
 			PQclear(last);
 			last = res;
 		}
-		if (PQresultStatus(last) == PGRES_TUPLES_OK)
+		if (PQresultStatus(last) == PGRES_TUPLES_OK) {
+			wa_pg_ok(k->db);
 			break;
-		if (last == NULL)
-			last = PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
-		failed(conn, last, b->spool, try++);
+		}
+		again = wa_pg_again(k->db, last);
+		PQclear(last);
 		last = NULL;
-		submit(conn, b);
+		if (again == 0 && wa_pg_data_error(k->db)) {
+			split(k, b, 0, b->n);
+			/* Then the checkpoint alone, past the batch. */
+			last = run(k, apply_sql, 9, (const char *const[]){
+			    "{}", "{}", "{}", "{}", "{}", "{}", b->p[6],
+			    b->p[7], b->p[8] });
+			if (last == NULL)
+				gone(k);
+			break;
+		}
+		if (again <= 0)
+			gone(k);
+		submit(k, b);
 	}
-	tally(last, r, lag);
+	tally(last, &k->total, k->lag);
 	PQclear(last);
 }
 
@@ -296,7 +378,7 @@ wa_status_collect(struct wa_status_sink *k)
 	if (!k->busy)
 		return;
 	k->busy = 0;
-	wait_batch(k->conn, b, &k->total, k->lag);
+	wait_batch(k, b);
 	if (k->secs != NULL)
 		wa_metric_observe(k->secs, (wa_now_ns() - b->t0) / 1e9);
 	if (k->total.kept > kept)
@@ -318,7 +400,7 @@ wa_status_flush(struct wa_status_sink *k, long long seg, long long off)
 
 	wa_status_reduce(b);
 	wa_status_collect(k);
-	send_batch(k->conn, b, seg >= 0 ? k->spool : NULL, seg, off);
+	send_batch(k, b, seg >= 0 ? k->spool : NULL, seg, off);
 	k->busy = 1;
 	k->cur = !k->cur;
 }
@@ -337,7 +419,8 @@ wa_status_retry(struct wa_status_sink *k, long long window)
 	wa_status_collect(k);
 	snprintf(s, sizeof s, "%lld", window);
 	p[0] = s;
-	res = run(k->conn, k->spool, retry_sql, 1, p);
+	if ((res = run(k, retry_sql, 1, p)) == NULL)
+		gone(k);
 	tally(res, &k->total, k->lag);
 	PQclear(res);
 }
@@ -354,8 +437,10 @@ wa_status_expire(struct wa_status_sink *k, long long ttl)
 	snprintf(s, sizeof s, "%lld", ttl);
 	p[0] = s;
 	wa_status_collect(k);
-	res = run(k->conn, k->spool, "DELETE FROM unmatched_statuses"
-	    " WHERE received_at < now() - make_interval(secs => $1)", 1, p);
+	if ((res = run(k, "DELETE FROM unmatched_statuses"
+	    " WHERE received_at < now() - make_interval(secs => $1)", 1,
+	    p)) == NULL)
+		gone(k);
 	n = atoll(PQcmdTuples(res));
 	PQclear(res);
 	return n;

@@ -2,7 +2,9 @@
  * pg/statusdb.h: a batch of statuses (records/status.h) applied with one
  * statement, rank-monotone; statuses that match no row yet kept in
  * unmatched_statuses; the spool checkpoint committed with each batch.
- * Batches go out one behind the other.
+ * Batches go out one behind the other. Postgres gone is waited for
+ * (pg/pg.h's policy), then the program exits 69; a batch refused for its
+ * data is split until the status at fault is alone.
  */
 #ifndef WA_PG_STATUSDB_H
 #define WA_PG_STATUSDB_H
@@ -12,7 +14,8 @@
 #include "records/status.h"
 
 struct wa_status_sink {
-	PGconn		*conn;
+	struct wa_pg	*db;		/* waits out a restart (pg/pg.h) */
+	int		 locked;	/* the backend that holds the spool */
 	const char	*spool;		/* the followed spool, or NULL */
 	int		 prune;		/* remove segments behind it */
 	struct wa_status_batch b[2];	/* b[cur] fills; the other is */
@@ -22,9 +25,11 @@ struct wa_status_sink {
 	int64_t		 kept_at;	/* when a status was last kept, ms */
 	struct wa_metric *lag;		/* histograms, or NULL */
 	struct wa_metric *secs;
+	/* A status Postgres refused on its own (its body's line number). */
+	void		(*refused)(unsigned long lineno, const char *why);
 };
 
-void wa_status_checkpoint(PGconn *conn, const char *spool, long long *seg,
+void wa_status_checkpoint(struct wa_status_sink *k, long long *seg,
     long long *off);
 /* Sends b[cur] with the checkpoint (seg, off); the next fills meanwhile. */
 void wa_status_flush(struct wa_status_sink *k, long long seg,

@@ -171,34 +171,6 @@ wa_input_next(struct wa_input *in, struct wa_record *rec, int timeout)
 	}
 }
 
-/*
- * Calls fn for every record until the input ends, fn returns -1 or a
- * signal asks to stop. With timeout >= 0, fn is also called with NULL
- * after that many ms without input (to flush a batch by time). Returns 0,
- * or -1 after a read error, a reject file that failed, or fn's -1.
- */
-int
-wa_loop(struct wa_input *in, int timeout, int (*fn)(struct wa_record *,
-    void *), void *arg)
-{
-	struct wa_record rec = { 0 };
-	int r, ret = 0;
-
-	while (!wa_stopping && ret == 0) {
-		r = wa_input_next(in, &rec, timeout);
-		if (r == WA_LINE)
-			ret = fn(&rec, arg);
-		else if (r == WA_AGAIN && timeout >= 0 && !wa_stopping)
-			ret = fn(NULL, arg);
-		else if (r == WA_ERROR)
-			ret = -1;
-		else if (r == WA_EOF)
-			break;
-	}
-	json_object_put(rec.obj);
-	return ret < 0 || in->failed ? -1 : 0;
-}
-
 void
 wa_input_free(struct wa_input *in)
 {

@@ -56,8 +56,6 @@ int wa_input_check(struct wa_input *in, struct wa_record *rec);
 /* Reports rec with its number, copies it to the reject file, counts it. */
 void wa_input_reject(struct wa_input *in, const struct wa_record *rec,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int wa_loop(struct wa_input *in, int timeout,
-    int (*fn)(struct wa_record *rec, void *arg), void *arg);
 void wa_input_free(struct wa_input *in);
 
 #endif

@@ -235,6 +235,7 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	s = &b->v[b->n++];
 	memset(s, 0, sizeof *s);
 	s->rank = ranks[k];
+	s->lineno = lineno;
 	s->ts = ts;
 	s->rid = recipient(wa_json_str(o, "biz_opaque_callback_data"));
 	s->wamid = keep(b, id, 256, &s->wamid_len, &bad_bytes);

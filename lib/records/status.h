@@ -39,6 +39,7 @@ struct wa_status {
 	int		 rank;	/* 1 sent, 2 failed, 3 delivered, 4 read */
 	size_t		 wamid, wamid_len;	/* in the batch's str */
 	size_t		 title, title_len;	/* title_len 0: none */
+	unsigned long	 lineno;	/* of the body it came from */
 };
 
 struct wa_status_batch {

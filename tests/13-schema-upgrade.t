@@ -1,0 +1,31 @@
+#!/bin/sh
+# sql/schema.sql brings a database made by an earlier version up to date
+# in place, its data kept, and may be applied any number of times.
+. "$(dirname "$0")/lib.sh"
+# The schema as it was before recipient_errors and the outage columns.
+OLD=36f7f41
+git -C "$TOP" show "$OLD:sql/schema.sql" >"$T/old.sql" 2>/dev/null ||
+    skip_all "no git history to take the old schema from"
+pgtmp_start "$T/pg" -c fsync=off 2>"$T/pg.err" ||
+    bail "no Postgres: $(cat "$T/pg.err")"
+psql -X -q -v ON_ERROR_STOP=1 -f "$T/old.sql" >/dev/null
+c=$(campaign 5)
+sql "update campaign_recipients set status = 'failed', error_code = 131026,
+    error_title = 'old' where id = 1"
+for i in 1 2; do
+	psql -X -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >"$T/out" 2>&1
+	is "$?" 0 "applied over the old schema, time $i"
+done
+is "$(sql "select count(*) || ' ' || max(error_code) from
+    campaign_recipients where campaign_id = $c")" "5 131026" \
+    "the rows and their errors are kept"
+is "$(sql "select outage_results from campaigns where id = $c")" 0 \
+    "campaigns have the outage columns"
+is "$(sql "select count(*) from recipient_errors")" 0 \
+    "recipient_errors exists"
+wa-claim -c "$c" --once >/dev/null 2>&1
+printf '{"id":2,"attempt":1,"result":{"outcome":"retry","error":{"code":131000}}}\n' |
+    wa-record >/dev/null
+is "$(sql "select count(*) from recipient_errors where recipient_id = 2")" 1 \
+    "and wa-record writes to it"
+done_testing
