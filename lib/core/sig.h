@@ -1,7 +1,8 @@
 /*
- * core/sig.h: signals and time. SIGTERM and SIGINT set wa_stopping; the
- * caught signals are delivered only while the program waits (wa_wait,
- * wa_sleep_ms), so none slips between a check and a wait.
+ * core/sig.h: signals and time. SIGTERM and SIGINT set wa_stopping (1
+ * after the first, 2 after the second: stop at once); the caught signals
+ * are delivered only while the program waits (wa_wait, wa_sleep_ms), so
+ * none slips between a check and a wait.
  */
 #ifndef WA_CORE_SIG_H
 #define WA_CORE_SIG_H
@@ -13,6 +14,8 @@
 extern volatile sig_atomic_t wa_stopping;
 
 void wa_signals(void);
+/* Ends the program by the last stop signal, as if never caught. */
+void wa_signal_exit(void) __attribute__((noreturn));
 void wa_signal(int sig, void (*fn)(int));
 void wa_signals_allow(int on);
 int wa_wait(struct pollfd *fds, int n, int timeout);
