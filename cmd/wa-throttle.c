@@ -343,7 +343,8 @@ main(int argc, char **argv)
 		}
 		if ((wait = patience()) == 0) {
 			wa_warn("the input had not ended %d s after the stop: "
-			    "its other lines stay in the pipe", DRAIN_MS / 1000);
+			    "its other lines stay in the pipe",
+			    DRAIN_MS / 1000);
 			break;
 		}
 		if (opt.number != NULL) {
