@@ -109,7 +109,15 @@ ok "few calls while it was down ($calls for 20 requests)" \
 
 # Exit codes: a halt (75) wins over a rejected line (65) and over an
 # outage (69); an outage wins over a rejected line.
-fake_start --rate 0 --pair-ms 0 --script 0000301=132001 --script 31=http:503
+fake_start --rate 0 --pair-ms 0 --script 0000301=132001 --script 31=http:503 \
+    --script 61=131000
+
+# 131000 ("something went wrong", HTTP 500) comes from an API that is up:
+# six in a row stay transient, not an outage.
+for i in 161 261 361 461 561 661; do req "$i" 9006 6; done |
+    wa-send -j 1 >"$T/out" 2>"$T/err"
+is "$(jq -r .result.class "$T/out" | sort | uniq -c | tr -s ' ')" \
+    ' 6 transient' 'six 131000s in a row: transient, no outage'
 { req 301; echo 'not json'; req 302; } >"$T/in"
 wa-send -j 1 <"$T/in" >"$T/out" 2>"$T/err"
 is $? 75 'a halt and a rejected line: 75'

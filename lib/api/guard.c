@@ -13,12 +13,13 @@
  * warning: someone must look at the number's quality.
  *
  * Outages. A failure to resolve, connect or shake hands (nothing sent),
- * or WA_OUTAGE_RUN 5xx answers in a row, say the API cannot be reached:
- * such answers are class outage (retried without counting an attempt),
- * and the number's bucket pauses WA_OUTAGE_FIRST_MS, twice as long each
- * time a request sent after the last pause meets the outage again, up to
+ * or WA_OUTAGE_RUN 5xx answers in a row (a proxy's, or the API's errors
+ * 2, 131016 and 133004), say the API cannot be reached: such answers are
+ * class outage (retried without counting an attempt), and the number's
+ * bucket pauses WA_OUTAGE_FIRST_MS, twice as long each time a request
+ * sent after the last pause meets the outage again, up to
  * WA_OUTAGE_MAX_MS. The outage lasts until an answer shows the API up
- * (any HTTP answer but a 5xx); its length tells wa-send when to give up.
+ * (any other HTTP answer); its length tells wa-send when to give up.
  *
  * Campaigns. A campaign-fatal error halts the campaign: later requests of
  * it are answered "halt" without calling the API. So does a run of the
@@ -260,6 +261,19 @@ number_answer(struct wa_guard *g, struct number *n,
 }
 
 /*
+ * Whether an answer says the service is down rather than refusing this
+ * message: a 5xx that is not the API's JSON (a proxy's), or one of the
+ * API's own availability errors. 131000 ("something went wrong") comes
+ * from an API that is up, and may be the message's fault.
+ */
+static int
+down(const struct wa_answer *a)
+{
+	return a->class == WA_TRANSIENT && a->http >= 500 && (a->code < 0 ||
+	    a->code == 2 || a->code == 131016 || a->code == 133004);
+}
+
+/*
  * What the answer says of the API: down (an outage: the number pauses,
  * longer each time), up (the outage is over), or nothing (a timeout or
  * reset: the request went, the answer did not come back).
@@ -269,7 +283,7 @@ outage(struct wa_guard *g, struct number *n, struct wa_answer *a,
     int64_t started)
 {
 	int64_t now = wa_now_ns();
-	int is5xx = a->class == WA_TRANSIENT && a->http >= 500;
+	int is5xx = down(a);
 
 	if (is5xx && ++g->run5xx >= WA_OUTAGE_RUN) {
 		a->class = WA_OUTAGE;
