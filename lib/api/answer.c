@@ -60,12 +60,6 @@ wa_answer_text(char *dst, size_t size, const char *src)
 	return len;
 }
 
-static void
-copy(char *dst, size_t size, const char *src)
-{
-	wa_answer_text(dst, size, src);
-}
-
 /* Sets a's title from fmt, as valid UTF-8 cut on a boundary. */
 void
 wa_answer_title(struct wa_answer *a, const char *fmt, ...)
@@ -106,8 +100,8 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 	if (wa_json_get(o, "error") == NULL && http >= 200 && http < 300) {
 		if ((t = wa_json_str(msg, "id")) != NULL && *t != '\0') {
 			a->class = WA_SENT;
-			copy(a->wamid, sizeof a->wamid, t);
-			copy(a->status, sizeof a->status,
+			wa_answer_text(a->wamid, sizeof a->wamid, t);
+			wa_answer_text(a->status, sizeof a->status,
 			    wa_json_str(msg, "message_status"));
 		} else {
 			a->class = WA_AMBIGUOUS;
@@ -128,7 +122,7 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 	if (t != NULL && strncmp(t, "(#", 2) == 0 && strstr(t, ") ") != NULL)
 		t = strstr(t, ") ") + 2;
 	if (t != NULL)
-		copy(a->title, sizeof a->title, t);
+		wa_answer_text(a->title, sizeof a->title, t);
 	else
 		snprintf(a->title, sizeof a->title, "HTTP %ld%s", http,
 		    o ? "" : " with a body that is not the API's JSON");
@@ -151,12 +145,14 @@ wa_answer_unsent(struct wa_answer *a, enum wa_class c, int64_t code,
 static void
 text(struct wa_buf *b, const char *key, const char *s)
 {
-	char t[3 * sizeof ((struct wa_answer *)0)->title];
+	char t[768];	/* room for a title of U+FFFDs */
 	size_t n = strlen(s);
 
 	wa_buf_puts(b, key);
-	if (!wa_utf8_valid(s, n))
-		n = wa_answer_text(t, sizeof t, s), s = t;
+	if (!wa_utf8_valid(s, n)) {
+		n = wa_answer_text(t, sizeof t, s);
+		s = t;
+	}
 	wa_buf_json_string(b, s, n);
 }
 

@@ -283,16 +283,16 @@ outage(struct wa_guard *g, struct number *n, struct wa_answer *a,
     int64_t started)
 {
 	int64_t now = wa_now_ns();
-	int is5xx = down(a);
+	int isdown = down(a);
 
-	if (is5xx && ++g->run5xx >= WA_OUTAGE_RUN) {
+	if (isdown && ++g->run5xx >= WA_OUTAGE_RUN) {
 		a->class = WA_OUTAGE;
 		wa_answer_title(a, "%s (%d 5xx answers in a row: the API is "
 		    "down)", a->title, g->run5xx);
-	} else if (!is5xx && a->http > 0)
+	} else if (!isdown && a->http > 0)
 		g->run5xx = 0;
 	if (a->class != WA_OUTAGE) {
-		if (a->http == 0 || is5xx || g->down_ns == 0)
+		if (a->http == 0 || isdown || g->down_ns == 0)
 			return;
 		wa_warn("the API answers again, after %lld s",
 		    (long long)((now - g->down_ns) / 1000000000));
