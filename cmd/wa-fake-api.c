@@ -6,9 +6,11 @@
  * template send and "Authorization: Bearer" the token of WA_TOKEN or
  * WA_TOKEN_FILE. Answers as the Cloud API does, after the latency asked
  * for, with its throughput and pair-rate limits, scripted faults and
- * error envelopes (lib/fake/fakeapi.c). Writes one NDJSON line per request to
- * --log and, with --webhook-url, POSTs signed status webhooks (key from
- * WA_APP_SECRET or WA_APP_SECRET_FILE). Prints nothing on stdout.
+ * error envelopes (lib/fake/fakeapi.c), and while --outage-file exists
+ * the HTTP status it holds, as a service that is down. Writes one NDJSON
+ * line per request to --log and, with --webhook-url, POSTs signed status
+ * webhooks (key from WA_APP_SECRET or WA_APP_SECRET_FILE). Prints nothing
+ * on stdout.
  * Exits 0 after SIGTERM or SIGINT, 64 on a usage error, 69 when it
  * cannot listen, 73 when it cannot create a log, 78 without a token or
  * an app secret.
@@ -35,7 +37,8 @@ usage(FILE *f, int status)
 	    "[--jitter-ms spread]\n"
 	    "        [--templates name,...] [--script suffix=action]... "
 	    "[--error-rate code:f]...\n"
-	    "        [--drop-rate f] [--seed n] [--threads n]\n"
+	    "        [--drop-rate f] [--seed n] [--threads n] "
+	    "[--outage-file file]\n"
 	    "        [--webhook-url url] [--webhook-batch n] "
 	    "[--webhook-delay-ms ms]\n"
 	    "        [--webhook-linger-ms ms] [--webhook-retry-ms ms] "
@@ -51,7 +54,8 @@ int
 main(int argc, char **argv)
 {
 	enum { ANY = 256, BATCH, DELAY, DROP, DUP, ERRATE, FAIL, INFLIGHT,
-	    JITTER, LATENCY, LINGER, LISTEN, LOG, PAIR, PORTFILE, RATE, READ,
+	    JITTER, LATENCY, LINGER, LISTEN, LOG, OUTAGE, PAIR, PORTFILE, RATE,
+	    READ,
 	    REORDER, RETRY, SCRIPT, SEED, TEMPLATES, THREADS, HOOKLOG, URL };
 	static const struct option longs[] = {
 		{ "any-token", no_argument, NULL, ANY },
@@ -64,6 +68,7 @@ main(int argc, char **argv)
 		{ "latency-ms", required_argument, NULL, LATENCY },
 		{ "listen", required_argument, NULL, LISTEN },
 		{ "log", required_argument, NULL, LOG },
+		{ "outage-file", required_argument, NULL, OUTAGE },
 		{ "pair-ms", required_argument, NULL, PAIR },
 		{ "port-file", required_argument, NULL, PORTFILE },
 		{ "rate", required_argument, NULL, RATE },
@@ -146,6 +151,9 @@ main(int argc, char **argv)
 			break;
 		case LOG:
 			fc.log = optarg;
+			break;
+		case OUTAGE:
+			fc.outage = optarg;
 			break;
 		case PAIR:
 			fc.pair_ms = wa_num(optarg, 0, 86400000, "--pair-ms");

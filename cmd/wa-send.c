@@ -8,11 +8,20 @@
  * or WA_TOKEN. Writes on stdout each request plus its "result", in
  * completion order, as the calls end (whole lines: the results of one
  * wake-up go out in one write before it waits again). A request whose
- * number's bucket is
- * paused waits in its slot for the pause to end. Exits 0; 65 if an input
- * line was rejected; 75 if a campaign halted; 74 when reading stdin or
- * writing the reject file fails; 78 without a token or with a bad
- * WA_API_BASE; 64 on a usage error.
+ * number's bucket is paused waits in its slot for the pause to end.
+ *
+ * Stopping is draining. After SIGTERM or SIGINT it makes no new call:
+ * the calls in flight end (within --timeout-ms) and are written, and
+ * every request it holds or still reads is answered "unsent" at once,
+ * until the end of input; a second signal ends the calls in flight and
+ * the program at once. When the API has been unreachable for
+ * --outage-after seconds it gives up the same way, answering "outage".
+ *
+ * Exits 0; 75 if a campaign halted; 69 if the API was unreachable at the
+ * end; 74 when reading stdin or writing the reject file fails; 65 if an
+ * input line was rejected (in that order: the first that applies); 78 without a token or with a bad
+ * WA_API_BASE; 64 on a usage error; killed by the signal after a second
+ * one.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -34,6 +43,9 @@
 
 enum { FREE, HELD, BUSY };
 
+/* Once stopping, how long to wait for the end of input when idle. */
+#define DRAIN_MS 2000
+
 struct slot {
 	struct wa_send	 send;
 	int64_t		 t0;		/* ns, when it was sent */
@@ -42,35 +54,73 @@ struct slot {
 };
 
 static struct {
-	long long	 jobs, timeout, connect, breaker;
+	long long	 jobs, timeout, connect, breaker, outage;
 	int		 dry;
 	char		*base;
-} opt = { 300, 15000, 3000, WA_BREAKER, 0, NULL };
+} opt = { 300, 15000, 3000, WA_BREAKER, 300, 0, NULL };
 
 static struct slot *slots;
+static struct wa_request scratch;	/* for requests answered unsent */
 static int *spare, nspare, nbusy, nheld, most;
 static struct wa_multi *multi;
 static struct curl_slist *headers;
 static struct wa_guard *guard;
-static struct wa_metric *in_flight, *in_flight_max, *held;
+static struct wa_metric *in_flight, *in_flight_max, *held, *down;
+static char gaveup[320];	/* why no more calls: the outage */
 
 static void
 usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-send [-n | --dry-run] [-j | --concurrency n] "
 	    "[--timeout-ms ms]\n"
-	    "               [--connect-timeout-ms ms] [--breaker n] "
-	    "[--metrics file] [--reject file]\n"
+	    "               [--connect-timeout-ms ms] [--outage-after secs] "
+	    "[--breaker n]\n"
+	    "               [--metrics file] [--reject file]\n"
 	    "       wa-send -h | --help | --version\n");
 	exit(status);
 }
 
+/* Whether it makes no more calls: stopping, or given up on the API. */
+static int
+closing(void)
+{
+	return wa_stopping || *gaveup;
+}
+
+/*
+ * Whether a call is out while the API cannot be reached: the others wait
+ * for its answer, so that one request at a time probes the outage.
+ */
+static int
+probing(void)
+{
+	return nbusy > 0 && wa_guard_outage(guard, NULL) > 0;
+}
+
 /* Queues the request with its result (written before the next wait). */
 static void
-emit(struct slot *s, const struct wa_answer *a)
+emit(const struct wa_request *rq, const struct wa_answer *a)
 {
-	wa_answer_out(&s->send.rq, a);
+	wa_answer_out(rq, a);
 	wa_answer_count(a);
+}
+
+/* The answer to a request never sent because it is closing. */
+static void
+unsent(struct wa_answer *a, const char *number)
+{
+	char why[128];
+
+	if (*gaveup) {
+		wa_answer_unsent(a, WA_OUTAGE, -1, gaveup);
+		return;
+	}
+	if (number != NULL)
+		snprintf(why, sizeof why, "stopped while number %s was paused",
+		    number);
+	else
+		snprintf(why, sizeof why, "wa-send was stopping");
+	wa_answer_unsent(a, WA_UNSENT, -1, why);
 }
 
 static void
@@ -92,34 +142,44 @@ start(struct slot *s)
 		wa_die(EX_SOFTWARE, "curl_multi_add_handle failed");
 }
 
-/* Takes one request into a free slot: sends it, holds it or answers it. */
+/*
+ * Takes one request: into a free slot, to send or hold it, or answers it
+ * at once (a halted campaign; closing, when it needs no slot).
+ */
 static void
 take(struct wa_input *in, struct wa_record *rec)
 {
-	struct slot *s = &slots[spare[nspare - 1]];
+	struct slot *s = nspare > 0 ? &slots[spare[nspare - 1]] : NULL;
+	struct wa_request *rq = closing() || s == NULL ? &scratch :
+	    &s->send.rq;
 	const struct wa_halt *h;
 	struct wa_answer a;
 	const char *why;
 	int64_t ms;
 
-	if ((why = wa_request_prepare(&s->send.rq, rec->obj, rec->line,
-	    rec->len, opt.base)) != NULL) {
+	if ((why = wa_request_prepare(rq, rec->obj, rec->line, rec->len,
+	    opt.base)) != NULL) {
 		wa_input_reject(in, rec, "%s", why);
 		return;
 	}
 	if (opt.dry) {
-		wa_request_dry(rec->obj, &s->send.rq);
+		wa_request_dry(rec->obj, rq);
 		wa_out_json(rec->obj);
 		return;
 	}
-	if ((h = wa_guard_halted(guard, s->send.rq.campaign.s)) != NULL) {
+	if ((h = wa_guard_halted(guard, rq->campaign.s)) != NULL) {
 		wa_answer_unsent(&a, WA_FATAL, h->code, h->why);
-		emit(s, &a);
-		wa_out_flush();
+		emit(rq, &a);
+		return;
+	}
+	if (rq == &scratch) {
+		unsent(&a, NULL);
+		emit(rq, &a);
 		return;
 	}
 	nspare--;
-	if ((ms = wa_guard_paused(guard, s->send.rq.number)) == 0) {
+	if ((ms = wa_guard_paused(guard, s->send.rq.number)) == 0 &&
+	    !probing()) {
 		start(s);
 		return;
 	}
@@ -128,36 +188,37 @@ take(struct wa_input *in, struct wa_record *rec)
 	nheld++;
 }
 
-/* Sends held requests whose pause is over; returns ms to the next. */
+/*
+ * Sends held requests whose pause is over (one while the API cannot be
+ * reached), or answers them all when closing; returns ms to the next.
+ */
 static int64_t
 held_go(void)
 {
 	struct wa_answer a;
-	char why[128];
 	int64_t next = 1000, now = wa_now_ms();
 	int i;
 
 	for (i = 0; nheld > 0 && i < opt.jobs; i++) {
 		struct slot *s = &slots[i];
 
-		if (s->state != HELD)
+		if (s->state != HELD || (!closing() && s->until <= now &&
+		    probing()))
 			continue;
-		if (!wa_stopping && s->until <= now)
+		if (!closing() && s->until <= now)
 			s->until = now + wa_guard_take(guard,
 			    s->send.rq.number);
-		if (!wa_stopping && s->until > now) {
+		if (!closing() && s->until > now) {
 			next = s->until - now < next ? s->until - now : next;
 			continue;
 		}
 		nheld--;
-		if (!wa_stopping) {
+		if (!closing()) {
 			start(s);
 			continue;
 		}
-		snprintf(why, sizeof why, "stopped while number %s was paused",
-		    s->send.rq.number);
-		wa_answer_unsent(&a, WA_TRANSIENT, -1, why);
-		emit(s, &a);
+		unsent(&a, s->send.rq.number);
+		emit(&s->send.rq, &a);
 		release(s);
 	}
 	return next;
@@ -182,7 +243,7 @@ done(void)
 		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
 		wa_guard_answer(guard, s->send.rq.number,
 		    s->send.rq.campaign.s, &a, s->t0);
-		emit(s, &a);
+		emit(&s->send.rq, &a);
 		nbusy--;
 		release(s);
 	}
@@ -196,7 +257,68 @@ flush(void)
 	wa_metric_set(held, nheld);
 	if (nbusy > most)
 		wa_metric_set(in_flight_max, most = nbusy);
+	if (guard != NULL)
+		wa_metric_set(down, wa_guard_outage(guard, NULL) / 1000.0);
 	wa_out_flush();
+}
+
+/*
+ * Gives up once the API has been unreachable for --outage-after: no more
+ * calls; what it holds or reads is answered retry, class outage.
+ */
+static void
+give_up(void)
+{
+	const char *why;
+	int64_t ms;
+
+	if (*gaveup || guard == NULL ||
+	    (ms = wa_guard_outage(guard, &why)) == 0 || ms < opt.outage * 1000)
+		return;
+	snprintf(gaveup, sizeof gaveup, "the API has been unreachable for "
+	    "%lld s: %s", (long long)ms / 1000, why);
+	wa_warn("%s: giving up; what is left is answered retry (outage)",
+	    gaveup);
+}
+
+/*
+ * A second signal: the calls in flight end now, answered unknown if
+ * their request may have left (unsent if not), the held ones unsent;
+ * all written, then the program ends by the signal.
+ */
+static void
+stop_now(void)
+{
+	struct wa_answer a;
+	struct slot *s;
+	int i, n = nbusy;
+
+	for (i = 0; i < opt.jobs; i++) {
+		s = &slots[i];
+		if (s->state == BUSY) {
+			curl_multi_remove_handle(wa_multi_handle(multi),
+			    s->send.easy);
+			unsent(&a, NULL);
+			if (wa_send_left(&s->send)) {
+				a.class = WA_AMBIGUOUS;
+				wa_answer_title(&a, "stopped at once with the "
+				    "call in flight: the request may have "
+				    "arrived");
+			}
+			a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
+			emit(&s->send.rq, &a);
+			nbusy--;
+		} else if (s->state == HELD) {
+			unsent(&a, s->send.rq.number);
+			emit(&s->send.rq, &a);
+			nheld--;
+		}
+		s->state = FREE;
+	}
+	flush();
+	wa_metrics_write();
+	wa_warn("stopped at once: %d calls cut short", n);
+	wa_signal_exit();
 }
 
 static void
@@ -212,6 +334,8 @@ setup(void)
 	    "The most calls in flight at once.");
 	held = wa_gauge("wa_send_held", NULL,
 	    "Requests waiting for their number's pause to end.");
+	down = wa_gauge("wa_send_outage_seconds", NULL,
+	    "How long the API has been unreachable, 0 when it answers.");
 	if (opt.dry)
 		return;
 	headers = wa_send_headers();
@@ -229,6 +353,7 @@ main(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "outage-after", required_argument, NULL, 'O' },
 		{ "reject", required_argument, NULL, 'R' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "version", no_argument, NULL, 'V' },
@@ -236,8 +361,8 @@ main(int argc, char **argv)
 	};
 	struct wa_record rec = { 0 };
 	struct wa_input in;
-	int c, r, eof = 0, failed = 0, i;
-	int64_t wait;
+	int c, r, eof = 0, failed = 0, want, i;
+	int64_t wait, now, drain = 0;
 
 	wa_prog = "wa-send";
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 1);
@@ -262,6 +387,10 @@ main(int argc, char **argv)
 		case 'n':
 			opt.dry = 1;
 			break;
+		case 'O':
+			opt.outage = wa_num(optarg, 0, 30 * 86400,
+			    "outage-after");
+			break;
 		case 'R':
 			wa_input_reject_file(&in, optarg);
 			break;
@@ -280,10 +409,17 @@ main(int argc, char **argv)
 	setup();
 
 	for (;;) {
-		/* A few lines at a time: halted ones take no slot. */
-		for (i = 0; i < 64 && !eof && !wa_stopping && nspare > 0; i++) {
+		if (wa_stopping > 1 && multi != NULL)
+			stop_now();
+		give_up();
+		/*
+		 * A few lines at a time: halted ones take no slot, and none
+		 * does once closing. The dry run stops reading at a signal.
+		 */
+		for (i = 0; i < 64 && !eof && (closing() ? !opt.dry :
+		    nspare > 0); i++) {
 			if (in.lines.exact)
-				in.lines.exact = nspare;
+				in.lines.exact = closing() ? 64 : nspare;
 			r = wa_input_next(&in, &rec, opt.dry ? -1 : 0);
 			if (r == WA_LINE)
 				take(&in, &rec);
@@ -296,16 +432,28 @@ main(int argc, char **argv)
 			}
 		}
 		wait = nheld > 0 ? held_go() : 1000;
-		if ((eof || wa_stopping) && nbusy == 0 && nheld == 0)
+		if (nbusy == 0 && nheld == 0 && (eof || (opt.dry &&
+		    wa_stopping)))
 			break;
 		if (multi == NULL)
 			continue;
+		/* Idle and closing: the end of input is not far, or never. */
+		if (nbusy == 0 && nheld == 0 && closing()) {
+			now = wa_now_ms();
+			drain = drain ? drain : now + DRAIN_MS;
+			if (now >= drain) {
+				wa_warn("the input had not ended %d s after "
+				    "the last call: its other lines are not "
+				    "answered", DRAIN_MS / 1000);
+				break;
+			}
+			wait = drain - now < wait ? drain - now : wait;
+		}
 		flush();
-		/* Lines in hand are read first, unless reading has ended. */
-		if (nspare == 0 || eof || wa_stopping ||
-		    !wa_lines_pending(&in.lines))
-			wa_multi_wait(multi, !eof && nspare > 0 &&
-			    !wa_stopping ? STDIN_FILENO : -1, (int)wait);
+		want = !eof && (closing() || nspare > 0);
+		if (!want || !wa_lines_pending(&in.lines))
+			wa_multi_wait(multi, want ? STDIN_FILENO : -1,
+			    (int)wait);
 		done();
 		wa_metrics_tick();
 	}
@@ -314,16 +462,22 @@ main(int argc, char **argv)
 	wa_metrics_write();
 	for (i = 0; i < opt.jobs; i++)
 		wa_send_free(&slots[i].send);
+	wa_request_free(&scratch);
 	if (multi != NULL)
 		wa_multi_free(multi);
 	curl_slist_free_all(headers);
-	r = wa_guard_halts(guard);
+	if (wa_guard_halts(guard) > 0)
+		r = EX_TEMPFAIL;
+	else if (*gaveup || wa_guard_outage(guard, NULL) > 0)
+		r = EX_UNAVAILABLE;
+	else if (failed)
+		r = EX_IOERR;
+	else
+		r = in.rejected > 0 ? EX_DATAERR : 0;
 	wa_guard_free(guard);
 	wa_input_free(&in);
 	free(slots);
 	free(spare);
 	free(opt.base);
-	if (failed)
-		return EX_IOERR;
-	return in.rejected > 0 ? EX_DATAERR : r > 0 ? EX_TEMPFAIL : 0;
+	return r;
 }

@@ -8,12 +8,19 @@
  * The bucket of a number is shared by every process on the host
  * (WA_STATE_DIR) and, with --cluster, by every host (Postgres). It holds
  * one line at a time: while it waits, its input pipe fills. With --pause
- * or --set-rate it changes a bucket and exits. Exits 0 at the end of
- * input or when stopped, 65 if a line was rejected (no phone_number_id,
- * not a JSON object, not UTF-8, over 4 MiB), 69 when Postgres was
- * unreachable at the end (--cluster), 74 when reading stdin or writing
- * stdout or the reject file fails, 78 when the state directory cannot be
- * used, 64 on a usage error.
+ * or --set-rate it changes a bucket and exits.
+ *
+ * Stopping is draining: after SIGTERM or SIGINT it takes no more tokens
+ * and passes on at once the line it holds and every line still in its
+ * input, for wa-send (stopping too) to answer unsent, until the end of
+ * input or DRAIN_MS after the stop; a second signal ends it at once.
+ *
+ * Exits 0 at the end of input or when stopped, 65 if a line was rejected
+ * (no phone_number_id, not a JSON object, not UTF-8, over 4 MiB), 69 when
+ * Postgres was unreachable at the end (--cluster), 74 when reading stdin
+ * or writing stdout or the reject file fails, 78 when the state directory
+ * cannot be used, 64 on a usage error; killed by the signal after a
+ * second one.
  */
 #include <getopt.h>
 #include <math.h>
@@ -37,6 +44,7 @@
 
 #define MAX_NUMBERS 1000
 #define MAX_SLEEP_MS 100	/* so that a rate set live is seen soon */
+#define DRAIN_MS 2000		/* once stopped, the wait for end of input */
 
 struct number {
 	char		*id;
@@ -156,13 +164,21 @@ report(void)
 		wa_warn("no line yet");
 }
 
-/* Waits for a token without spinning: 0, or -1 when stopped. */
-static int
-take(struct number *nb, unsigned long lineno)
+/*
+ * Waits for a token without spinning, then the line may go. Once
+ * stopping it takes none: the line goes on at once, and wa-send, which
+ * stops too, answers it unsent.
+ */
+static void
+take(struct number *nb)
 {
-	int64_t ns, t0 = 0, now, until, ms;
+	static int said;
+	int64_t ns = 0, t0 = 0, now, until, ms;
 
-	while ((ns = wa_lease_take(nb->l)) != 0) {
+	if (wa_stopping && !said++)
+		wa_warn("stopping: the lines left go on without a token, for "
+		    "wa-send to answer unsent");
+	while (!wa_stopping && (ns = wa_lease_take(nb->l)) != 0) {
 		now = wa_now_ns();
 		t0 = t0 ? t0 : now;
 		until = wa_lease_paused_until(nb->l);
@@ -173,12 +189,6 @@ take(struct number *nb, unsigned long lineno)
 		}
 		if (until > nb->pause_seen)
 			nb->pause_seen = until;
-		/* Once stopped, finish the line in hand only if soon. */
-		if (wa_stopping && (ns < 0 || ns > 1000000000)) {
-			wa_warn("stopped: line %lu not passed on (no token)",
-			    lineno);
-			break;
-		}
 		ms = ns < 0 ? 250 : (ns + 999999) / 1000000;
 		wa_sleep_ms(ms < MAX_SLEEP_MS ? ms : MAX_SLEEP_MS);
 		if (report_asked)
@@ -190,7 +200,19 @@ take(struct number *nb, unsigned long lineno)
 		wa_bucket_waited(nb->b, t0);
 		wa_metric_add(nb->m_wait, t0 / 1e9);
 	}
-	return ns == 0 ? 0 : -1;
+}
+
+/* ms to wait for input: for ever, or what is left of the drain. */
+static int
+patience(void)
+{
+	static int64_t until;
+	int64_t now = wa_now_ms();
+
+	if (!wa_stopping)
+		return -1;
+	until = until ? until : now + DRAIN_MS;
+	return until > now ? (int)(until - now) : 0;
 }
 
 /* --pause and --set-rate: change the bucket of --number and exit. */
@@ -255,7 +277,7 @@ main(int argc, char **argv)
 	struct number *nb = NULL;
 	const char *reject = NULL;
 	double rate;
-	int c, r, status = 0;
+	int c, r, wait, status = 0;
 
 	wa_prog = "wa-throttle";
 	while ((c = getopt_long(argc, argv, "b:d:hr:", longs, NULL)) != -1)
@@ -325,8 +347,18 @@ main(int argc, char **argv)
 		wa_input_reject_file(&in, reject);
 	if (opt.number != NULL && (nb = number(opt.number)) == NULL)
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
-	while (!wa_stopping) {
-		r = wa_input_next(&in, &rec, -1);
+	for (;;) {
+		if (wa_stopping > 1) {
+			wa_metrics_write();
+			wa_signal_exit();
+		}
+		if ((wait = patience()) == 0) {
+			wa_warn("the input had not ended %d s after the stop: "
+			    "its other lines stay in the pipe",
+			    DRAIN_MS / 1000);
+			break;
+		}
+		r = wa_input_next(&in, &rec, wait);
 		if (r == WA_LINE && opt.number == NULL &&
 		    (nb = number_of(&in, &rec)) == NULL)
 			continue;
@@ -339,8 +371,9 @@ main(int argc, char **argv)
 			status = EX_IOERR;
 			break;
 		}
-		if (r != WA_LINE || take(nb, rec.lineno) < 0)
+		if (r != WA_LINE)
 			continue;
+		take(nb);
 		wa_out(rec.line, rec.len);
 		nb->passed++;
 		wa_metric_add(nb->m_lines, 1);

@@ -130,12 +130,15 @@ gen 1 | wa-throttle -r 500 >/dev/null 2>"$T/err"
 like "$(cat "$T/err")" 'runs at 20/s, burst 1: -r and -b only make a new bucket' \
     '-r on an existing bucket warns and leaves it'
 
-# The process holds one line: the rest stay in its input pipe.
+# The process holds one line: the rest stay in its input pipe. Stopped,
+# it takes no more tokens: the line it holds and the others go on at once
+# (wa-send, stopping too, answers them unsent), paused or not, until the
+# end of input.
 fresh
 mkfifo "$T/fifo"
 exec 3<>"$T/fifo"
 gen 10 >&3
-wa-throttle --pause 60000 --number "$NUM"
+wa-throttle --pause 3600000 --number "$NUM"
 wa-throttle --metrics "$T/m" <"$T/fifo" >"$T/out" 2>"$T/err" 3>&- &
 pa=$!
 cpu() { awk '{ print $14 + $15 }' "/proc/$pa/stat"; }
@@ -155,12 +158,31 @@ wait_for 60 woke
 c1=$(cpu)
 ok "waiting costs no CPU ($((c1 - c0)) ticks in $(($(wakes) - w0)) wake-ups)" \
     test $((c1 - c0)) -le 5
-kill "$pa"
-exits 0 'stops on SIGTERM while paused' wait "$pa"
 is "$(wc -c <"$T/out")" 0 'a paused number passes nothing'
-like "$(cat "$T/err")" 'stopped: line 1 not passed on' 'says which line it held'
-is "$(timeout 20 head -n 9 <&3 | tr -d '\n' | cut -c1-7)" '{"id":2' \
-    'the other 9 lines are still in the pipe'
+wait_for 30 catches "$pa" TERM
+kill "$pa"
+ok 'on SIGTERM the lines go on, the hour-long pause notwithstanding' \
+    wait_for 600 count "$T/out" 10
+is "$(cat "$T/out")" "$(gen 10)" '... all ten, in order'
+exec 3>&-
+exits 0 'then exits 0 at the end of input' wait "$pa"
+like "$(cat "$T/err")" 'stopping: the lines left go on without a token' \
+    'says so'
+
+# The input does not end (a stage before it was not stopped): it waits 2
+# s for the end, then leaves the rest in the pipe.
+fresh
+wa-throttle --pause 3600000 --number "$NUM"
+mkfifo "$T/fifo2"
+exec 3<>"$T/fifo2"
+gen 3 >&3
+wa-throttle <"$T/fifo2" >"$T/out" 2>"$T/err" 3>&- &
+pa=$!
+wait_for 30 catches "$pa" TERM
+kill "$pa"
+exits 0 'an input that does not end: exits 0 after the drain' wait "$pa"
+like "$(cat "$T/err")" 'had not ended 2 s after the stop' '... saying so'
+is "$(cat "$T/out")" "$(gen 3)" '... having passed on what came'
 exec 3>&-
 
 # Bad lines: reported with their number, rejected, exit 65.

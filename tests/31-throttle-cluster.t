@@ -132,18 +132,21 @@ exec 3>&-
 wait "$pa"
 is "$?" 0 'exits 0 at the end of input'
 
-# Never reachable: nothing passes, and the exit status says so.
-# (The files emptied first: the last test's would do for the grep.)
+# Never reachable: nothing passes, and the exit status says so. Stopped,
+# it takes no tokens: the lines go on, for wa-send (stopping too) to
+# answer unsent. (The files emptied first: the last test's would do for
+# the grep.)
 : >"$T/out"
 : >"$T/err"
 gen 2 | wa-throttle --cluster -d "host=$T/nowhere" >"$T/out" 2>"$T/err" &
 pa=$!
-wait_for 30 grep -q 'postgres unreachable' "$T/err"
+wait_for 30 grep -q 'postgres unavailable' "$T/err"
+is "$(wc -c <"$T/out")" 0 'Postgres never reachable: nothing passes'
 wait_for 30 catches "$pa" TERM
 kill "$pa"
 wait "$pa"
 is "$?" 69 'stopped while Postgres is unreachable: exit 69'
-is "$(wc -c <"$T/out")" 0 'and nothing passed'
+is "$(cat "$T/out")" "$(gen 2)" '... passing the lines on without tokens'
 
 # Unreachable past --pg-timeout: it gives up by itself, exit 69.
 gen 2 | wa-throttle --cluster -d "host=$T/nowhere" --pg-timeout 1 \

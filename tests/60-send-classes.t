@@ -100,7 +100,7 @@ is "$(jq -r '[.result.outcome, .mine] | join(" ")' "$T/out")" 'sent kept' \
 
 # A connection that served a request, then closed without an answer:
 # unknown. (libcurl sends such a request once more on a new connection,
-# so the fake logs it twice: see CAVEATS in wa-send(1).)
+# so the fake logs it twice: tests/64-send-lost.t.)
 {
 	req 30 1030
 	req 31 1015
@@ -109,22 +109,26 @@ is "$(jq -r '[.result.outcome, .mine] | join(" ")' "$T/out")" 'sent kept' \
 is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" 'sent unknown ' \
     'a drop on a kept-alive connection is unknown'
 
-# Nothing can be sent: connection refused. Port 1 is never ours.
+# Nothing can be sent: connection refused. Port 1 is never ours. An
+# outage, not the recipients' failure: retry, class outage, exit 69.
 WA_STATE_DIR=$T/state2 WA_API_BASE=http://127.0.0.1:1/v21.0 wa-send <"$T/in" >"$T/out" 2>"$T/err"
+is $? 69 'connection refused: exit 69 (the API is unavailable)'
 is "$(jq -r .result.outcome "$T/out" | sort -u)" retry 'connection refused: retry'
-is "$(jq -r .result.class "$T/out" | sort -u)" transient '... a transient error'
+is "$(jq -r .result.class "$T/out" | sort -u)" outage '... class outage'
 like "$(jq -r .result.error.title "$T/out" | head -1)" 'nothing was sent' \
     '... saying nothing was sent'
+like "$(cat "$T/err")" 'the API cannot be reached' '... and once on stderr'
 
 # Nor when the TLS handshake fails (https to the fake's plain HTTP port)
 # or the host does not resolve (.invalid never does).
 req 40 1040 | WA_STATE_DIR=$T/state2 \
     WA_API_BASE=https://127.0.0.1:$FAKE_PORT/v21.0 wa-send >"$T/out" 2>"$T/err"
-is "$(jq -r '[.result.outcome, .result.error.curl] | join(" ")' "$T/out")" \
-    'retry 35' 'TLS handshake failed: retry'
+is "$(jq -r '[.result.outcome, .result.class, .result.error.curl] |
+    join(" ")' "$T/out")" 'retry outage 35' 'TLS handshake failed: an outage'
 req 41 1041 | WA_STATE_DIR=$T/state2 WA_API_BASE=http://wapipe.invalid/v21.0 \
     wa-send --connect-timeout-ms 2000 >"$T/out" 2>"$T/err"
-is "$(jq -r .result.outcome "$T/out")" retry 'host not found: retry'
+is "$(jq -r '[.result.outcome, .result.class] | join(" ")' "$T/out")" \
+    'retry outage' 'host not found: an outage'
 like "$(jq -r .result.error.title "$T/out")" 'nothing was sent' \
     '... nothing was sent'
 is "$(jq -s 'map(select(.to == "+15550001040" or .to == "+15550001041")) |

@@ -136,12 +136,13 @@ held() {
 wait_for 30 catches "$pid" USR2
 ok 'the request after it is held' wait_for 30 held
 kill -TERM "$pid"
+touch "$T/stop"
 wait "$pid"
 is $? 0 'SIGTERM: exits 0'
-touch "$T/stop"
-is "$(jq -r '[.result.outcome, .result.error.title] | join(": ")' \
-    "$T/out")" 'retry: not sent: stopped while number 108 was paused' \
-    'a request held by a pause is answered retry on SIGTERM'
+is "$(jq -r '[.result.outcome, .result.class, .result.error.title] |
+    join(": ")' "$T/out")" \
+    'retry: unsent: not sent: stopped while number 108 was paused' \
+    'a request held by a pause is answered retry (unsent) on SIGTERM'
 is "$(calls '^+15550007200$')" 0 '... and never sent'
 
 done_testing

@@ -65,27 +65,31 @@ do
 done
 
 # Backpressure from a pipe, and SIGTERM: two slow calls in flight, then
-# TERM; both finish and are written, and the other lines stay in the pipe.
+# TERM; both finish and are written, and every other line is read and
+# answered unsent, without a call, until the end of input.
 for i in $(seq 1 10); do req "$((10 + i))" "00${i}8"; done >"$T/in"
 n=$(jq -s length "$FAKE_LOG")
 mkfifo "$T/fifo"
 (cat "$T/in"; wait_for 30 test -e "$T/stop") >"$T/fifo" &
-{
-	wa-send -j 2 <&3 >"$T/out" 2>"$T/err" &
-	pid=$!
-	t_pids="$t_pids $pid"
-	wait_for 30 hanging $((n + 2))
-	kill -TERM "$pid"
-	wait "$pid"
-	echo $? >"$T/rc"
-	touch "$T/stop"
-	cat <&3 >"$T/rest"
-} 3<"$T/fifo"
-is "$(cat "$T/rc")" 0 'SIGTERM: exit 0'
-is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" 'sent sent ' \
-    'the calls in flight finish and are written'
-is "$(cat "$T/rest")" "$(tail -n +3 "$T/in")" \
-    'the lines not taken are still in the pipe'
+wa-send -j 2 <"$T/fifo" >"$T/out" 2>"$T/err" &
+pid=$!
+t_pids="$t_pids $pid"
+wait_for 30 hanging $((n + 2))
+wait_for 30 catches "$pid" TERM
+kill -TERM "$pid"
+unsent() {
+	test "$(grep -c '"class":"unsent"' "$T/out")" -ge "$1"
+}
+ok 'after SIGTERM the lines still coming are answered' wait_for 30 unsent 8
+touch "$T/stop"
+wait "$pid"
+is $? 0 'SIGTERM: exit 0 at the end of input'
+is "$(jq -r 'select(.result.outcome == "sent") | .id' "$T/out" | sort |
+    tr '\n' ' ')" '11 12 ' 'the calls in flight finish and are written'
+is "$(jq -r 'select(.result.class == "unsent") | .id' "$T/out" | sort -n |
+    tr '\n' ' ')" '13 14 15 16 17 18 19 20 ' \
+    'the others are answered retry, class unsent'
+is "$(jq -s length "$FAKE_LOG")" $((n + 2)) '... without a call'
 
 # The token from WA_TOKEN is wiped from wa-send's environment.
 unset WA_TOKEN_FILE

@@ -43,3 +43,15 @@ fake_stop() {
 	[ "$t_fake_rc" = 0 ] || sed 's/^/#   /' "$FAKE_ERR" | tail -20
 	return "$t_fake_rc"
 }
+
+# fake_restart [OPTION...]: after fake_stop, starts a server again on the
+# latest one's port, appending to its log: the end of an outage in which
+# connections were refused. Sets FAKE_PID.
+fake_restart() {
+	rm -f "$t_fake_port"
+	bg wa-fake-api --listen "127.0.0.1:$FAKE_PORT" --port-file "$t_fake_port" \
+	    --log "$FAKE_LOG" "$@" 2>>"$FAKE_ERR"
+	FAKE_PID=$!
+	export FAKE_PID
+	wait_for 20 fake_up || bail "wa-fake-api did not start again: $(cat "$FAKE_ERR")"
+}

@@ -1,8 +1,11 @@
 /*
  * answer.c: what came back from the Cloud API, sorted into a wa_class
  * (api/class.h), and the send result line: the request with its "result"
- * added.
+ * added. Text taken from an answer (a title, a wamid) is made valid UTF-8
+ * (a byte that is not becomes U+FFFD) and cut on a character boundary, so
+ * that one odd answer cannot spoil the batch Postgres takes it in.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +28,49 @@ answer_init(struct wa_answer *a, long http)
 	a->code = a->subcode = -1;
 }
 
-static void
-copy(char *dst, size_t size, const char *src)
+/*
+ * Copies src (NULL: none) into dst of size bytes as valid UTF-8: each
+ * byte of an invalid sequence becomes U+FFFD; the copy ends before the
+ * first character that does not fit. Returns its length.
+ */
+size_t
+wa_answer_text(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src ? src : "");
+	static const char rep[] = "\xef\xbf\xbd";	/* U+FFFD */
+	const unsigned char *p = (const unsigned char *)(src ? src : "");
+	size_t n = strlen((const char *)p), i = 0, len = 0, k;
+
+	if (size == 0)
+		return 0;
+	while (i < n) {
+		k = wa_utf8_len(p + i, n - i);
+		if (len + (k ? k : 3) >= size)
+			break;
+		if (k == 0) {
+			memcpy(dst + len, rep, 3);
+			len += 3;
+			i++;
+		} else {
+			memcpy(dst + len, p + i, k);
+			len += k;
+			i += k;
+		}
+	}
+	dst[len] = '\0';
+	return len;
+}
+
+/* Sets a's title from fmt, as valid UTF-8 cut on a boundary. */
+void
+wa_answer_title(struct wa_answer *a, const char *fmt, ...)
+{
+	char t[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t, sizeof t, fmt, ap);
+	va_end(ap);
+	wa_answer_text(a->title, sizeof a->title, t);
 }
 
 /*
@@ -58,8 +100,8 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 	if (wa_json_get(o, "error") == NULL && http >= 200 && http < 300) {
 		if ((t = wa_json_str(msg, "id")) != NULL && *t != '\0') {
 			a->class = WA_SENT;
-			copy(a->wamid, sizeof a->wamid, t);
-			copy(a->status, sizeof a->status,
+			wa_answer_text(a->wamid, sizeof a->wamid, t);
+			wa_answer_text(a->status, sizeof a->status,
 			    wa_json_str(msg, "message_status"));
 		} else {
 			a->class = WA_AMBIGUOUS;
@@ -80,7 +122,7 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 	if (t != NULL && strncmp(t, "(#", 2) == 0 && strstr(t, ") ") != NULL)
 		t = strstr(t, ") ") + 2;
 	if (t != NULL)
-		copy(a->title, sizeof a->title, t);
+		wa_answer_text(a->title, sizeof a->title, t);
 	else
 		snprintf(a->title, sizeof a->title, "HTTP %ld%s", http,
 		    o ? "" : " with a body that is not the API's JSON");
@@ -96,7 +138,22 @@ wa_answer_unsent(struct wa_answer *a, enum wa_class c, int64_t code,
 	answer_init(a, 0);
 	a->class = c;
 	a->code = code;
-	snprintf(a->title, sizeof a->title, "not sent: %s", why);
+	wa_answer_title(a, "not sent: %s", why);
+}
+
+/* Adds key and s as a JSON string, valid UTF-8 whatever s holds. */
+static void
+text(struct wa_buf *b, const char *key, const char *s)
+{
+	char t[768];	/* room for a title of U+FFFDs */
+	size_t n = strlen(s);
+
+	wa_buf_puts(b, key);
+	if (!wa_utf8_valid(s, n)) {
+		n = wa_answer_text(t, sizeof t, s);
+		s = t;
+	}
+	wa_buf_json_string(b, s, n);
 }
 
 /*
@@ -121,14 +178,10 @@ wa_answer_out(const struct wa_request *s, const struct wa_answer *a)
 	wa_buf_printf(&b, "%s\"result\":{\"outcome\":\"%s\",\"class\":\"%s\"",
 	    b.len > 0 && b.s[b.len - 1] == '{' ? "" : ",",
 	    wa_class_outcome(a->class), wa_class_name(a->class));
-	if (*a->wamid) {
-		wa_buf_puts(&b, ",\"wamid\":");
-		wa_buf_json_string(&b, a->wamid, strlen(a->wamid));
-	}
-	if (*a->status) {
-		wa_buf_puts(&b, ",\"message_status\":");
-		wa_buf_json_string(&b, a->status, strlen(a->status));
-	}
+	if (*a->wamid)
+		text(&b, ",\"wamid\":", a->wamid);
+	if (*a->status)
+		text(&b, ",\"message_status\":", a->status);
 	if (a->http > 0)
 		wa_buf_printf(&b, ",\"http_status\":%ld", a->http);
 	wa_buf_printf(&b, ",\"latency_ms\":%lld", (long long)a->latency_ms);
@@ -141,8 +194,7 @@ wa_answer_out(const struct wa_request *s, const struct wa_answer *a)
 			    (long long)a->subcode);
 		if (a->curl != 0)
 			wa_buf_printf(&b, "\"curl\":%d,", a->curl);
-		wa_buf_puts(&b, "\"title\":");
-		wa_buf_json_string(&b, a->title, strlen(a->title));
+		text(&b, "\"title\":", a->title);
 		wa_buf_add(&b, "}", 1);
 	}
 	wa_buf_add(&b, "}}", 2);

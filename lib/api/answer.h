@@ -25,6 +25,14 @@ struct wa_answer {
 /* An HTTP answer: status http, its body of len bytes. */
 void wa_answer_http(struct wa_answer *a, long http, const char *body,
     size_t len);
+/*
+ * src as valid UTF-8 (U+FFFD for each bad byte) in dst of size bytes,
+ * cut on a character boundary; returns its length.
+ */
+size_t wa_answer_text(char *dst, size_t size, const char *src);
+/* Sets a's title from fmt, valid UTF-8 cut on a boundary. */
+void wa_answer_title(struct wa_answer *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Not sent, of class c (a halt, a stop), for why; code or -1. */
 void wa_answer_unsent(struct wa_answer *a, enum wa_class c, int64_t code,
     const char *why);

@@ -12,6 +12,15 @@
  * the number WA_PAUSE_MAINTENANCE_MS, 131048 WA_PAUSE_SPAM_MS with a loud
  * warning: someone must look at the number's quality.
  *
+ * Outages. A failure to resolve, connect or shake hands (nothing sent),
+ * or WA_OUTAGE_RUN 5xx answers in a row (a proxy's, or the API's errors
+ * 2, 131016 and 133004), say the API cannot be reached: such answers are
+ * class outage (retried without counting an attempt), and the number's
+ * bucket pauses WA_OUTAGE_FIRST_MS, twice as long each time a request
+ * sent after the last pause meets the outage again, up to
+ * WA_OUTAGE_MAX_MS. The outage lasts until an answer shows the API up
+ * (any other HTTP answer); its length tells wa-send when to give up.
+ *
  * Campaigns. A campaign-fatal error halts the campaign: later requests of
  * it are answered "halt" without calling the API. So does a run of the
  * same permanent error (the circuit breaker): one wrong mapping must not
@@ -54,7 +63,12 @@ struct wa_guard {
 	struct campaign	*campaigns;
 	int		 breaker;
 	int		 halts;
-	struct wa_metric *pauses, *pause_ms, *halted;
+	int		 run5xx;	/* 5xx answers in a row */
+	int64_t		 down_ns;	/* when the outage began, 0: none */
+	int64_t		 down_pause_ms;	/* its pause now */
+	int64_t		 down_paused_ns; /* when that was set */
+	char		 down_why[256];	/* its last failure */
+	struct wa_metric *pauses, *pause_ms, *halted, *outages;
 };
 
 struct wa_guard *
@@ -69,6 +83,8 @@ wa_guard_new(int breaker)
 	    "The current throughput pause, the longest over the numbers.");
 	g->halted = wa_counter("wa_send_halts_total", NULL,
 	    "Campaigns halted.");
+	g->outages = wa_counter("wa_send_outages_total", NULL,
+	    "Times the API could not be reached.");
 	return g;
 }
 
@@ -244,13 +260,85 @@ number_answer(struct wa_guard *g, struct number *n,
 	}
 }
 
+/*
+ * Whether an answer says the service is down rather than refusing this
+ * message: a 5xx that is not the API's JSON (a proxy's), or one of the
+ * API's own availability errors. 131000 ("something went wrong") comes
+ * from an API that is up, and may be the message's fault.
+ */
+static int
+down(const struct wa_answer *a)
+{
+	return a->class == WA_TRANSIENT && a->http >= 500 && (a->code < 0 ||
+	    a->code == 2 || a->code == 131016 || a->code == 133004);
+}
+
+/*
+ * What the answer says of the API: down (an outage: the number pauses,
+ * longer each time), up (the outage is over), or nothing (a timeout or
+ * reset: the request went, the answer did not come back).
+ */
+static void
+outage(struct wa_guard *g, struct number *n, struct wa_answer *a,
+    int64_t started)
+{
+	int64_t now = wa_now_ns();
+	int isdown = down(a);
+
+	if (isdown && ++g->run5xx >= WA_OUTAGE_RUN) {
+		a->class = WA_OUTAGE;
+		wa_answer_title(a, "%s (%d 5xx answers in a row: the API is "
+		    "down)", a->title, g->run5xx);
+	} else if (!isdown && a->http > 0)
+		g->run5xx = 0;
+	if (a->class != WA_OUTAGE) {
+		if (a->http == 0 || isdown || g->down_ns == 0)
+			return;
+		wa_warn("the API answers again, after %lld s",
+		    (long long)((now - g->down_ns) / 1000000000));
+		g->down_ns = 0;
+		g->down_pause_ms = 0;
+		g->run5xx = 0;
+		return;
+	}
+	snprintf(g->down_why, sizeof g->down_why, "%s", a->title);
+	if (g->down_ns == 0) {
+		g->down_ns = now;
+		wa_metric_add(g->outages, 1);
+		wa_warn("the API cannot be reached (%s): pausing and trying "
+		    "again", a->title);
+	}
+	if (started < g->down_paused_ns)
+		return;		/* sent before the pause: no news */
+	g->down_pause_ms = g->down_pause_ms == 0 ? WA_OUTAGE_FIRST_MS :
+	    g->down_pause_ms * 2 > WA_OUTAGE_MAX_MS ? WA_OUTAGE_MAX_MS :
+	    g->down_pause_ms * 2;
+	g->down_paused_ns = now;
+	pause_number(g, n, g->down_pause_ms);
+}
+
+/* How long (ms) the API has been unreachable, 0 if it answers. */
+int64_t
+wa_guard_outage(const struct wa_guard *g, const char **why)
+{
+	if (g == NULL || g->down_ns == 0)
+		return 0;
+	if (why != NULL)
+		*why = g->down_why;
+	return (wa_now_ns() - g->down_ns) / 1000000 + 1;
+}
+
 static void
 halt(struct wa_guard *g, struct campaign *c, int64_t code, const char *why)
 {
+	char key[61], text[241];
+
 	c->halted = 1;
 	c->halt.code = code;
-	snprintf(c->halt.why, sizeof c->halt.why, "%.60s halted: %.240s",
-	    c->key, why);
+	wa_answer_text(key, sizeof key, c->key);
+	wa_answer_text(text, sizeof text, why);
+	snprintf(c->halt.why, sizeof c->halt.why, "%s halted: %s", key,
+	    text);
 	g->halts++;
 	wa_metric_add(g->halted, 1);
 	wa_warn("%s: no more API calls for it", c->halt.why);
@@ -262,10 +350,12 @@ wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
 {
 	struct campaign *c = campaign(g, key);
 	struct number *n;
-	char why[300];
+	char why[640];
 	int64_t run, max = 0;
 
-	number_answer(g, number(g, number_id), a, started);
+	n = number(g, number_id);
+	outage(g, n, a, started);
+	number_answer(g, n, a, started);
 	for (n = g->numbers; n != NULL; n = n->next)
 		max = n->pause_ms > max ? n->pause_ms : max;
 	wa_metric_set(g->pause_ms, max / 1000.0);
@@ -273,7 +363,7 @@ wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
 	if (a->class == WA_SENT)
 		c->run = 0;
 	if (a->class == WA_FATAL && !c->halted) {
-		snprintf(why, sizeof why, "error %lld: %.200s",
+		snprintf(why, sizeof why, "error %lld: %s",
 		    (long long)a->code, a->title);
 		halt(g, c, a->code, why);
 	}
@@ -285,11 +375,11 @@ wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
 	if (c->run < g->breaker || c->halted)
 		return;
 	snprintf(why, sizeof why, "circuit breaker: %d sends in a row failed "
-	    "with %s %lld (%.150s)", c->run, a->code >= 0 ? "error" : "HTTP",
+	    "with %s %lld (%s)", c->run, a->code >= 0 ? "error" : "HTTP",
 	    (long long)(run >= 0 ? run : -run), a->title);
 	halt(g, c, a->code, why);
 	a->class = WA_FATAL;
-	snprintf(a->title, sizeof a->title, "%.250s", c->halt.why);
+	wa_answer_title(a, "%s", c->halt.why);
 }
 
 /* How many campaigns halted. */

@@ -1,8 +1,9 @@
 /*
  * api/guard.h: what one send's answer means for the others. Per number:
  * pauses of its shared token bucket (api/bucket.h) on throughput and
- * availability errors. Per campaign: halts on campaign-fatal errors and
- * the circuit breaker on a run of one permanent error.
+ * availability errors, and while the API cannot be reached (an outage).
+ * Per campaign: halts on campaign-fatal errors and the circuit breaker on
+ * a run of one permanent error.
  */
 #ifndef WA_API_GUARD_H
 #define WA_API_GUARD_H
@@ -20,6 +21,13 @@
 /* 131048 (spam rate limit: Meta restricts the number for a while). */
 #define WA_PAUSE_SPAM_MS	(15 * 60000)
 #define WA_BREAKER		50
+/*
+ * Outages: 5xx answers in a row that make one; the pause of a number
+ * while the API cannot be reached, first and at most.
+ */
+#define WA_OUTAGE_RUN		5
+#define WA_OUTAGE_FIRST_MS	1000
+#define WA_OUTAGE_MAX_MS	30000
 
 struct wa_guard;
 struct wa_halt {
@@ -43,5 +51,10 @@ void wa_guard_answer(struct wa_guard *g, const char *number,
     const char *key, struct wa_answer *a, int64_t started);
 /* How many campaigns halted. */
 int wa_guard_halts(const struct wa_guard *g);
+/*
+ * How long (ms) the API has been unreachable, 0 if it answers; *why (if
+ * not NULL) is the last failure.
+ */
+int64_t wa_guard_outage(const struct wa_guard *g, const char **why);
 
 #endif

@@ -3,6 +3,14 @@
  * bearer token), a kept easy handle per slot, and the answer or libcurl's
  * failure sorted into a wa_class: a failure by whether the request can
  * have left this host.
+ *
+ * libcurl sends a request again, once, on a new connection when a
+ * kept-alive one closes before any byte of the answer, and has no switch
+ * to stop it. The server may have taken the first copy: Meta may then
+ * have the message although the second answer refuses it (a pair rate
+ * limit, say). So the body goes to libcurl through a read callback, and
+ * the seek callback libcurl needs to send it again tells that it did: the
+ * call is then ambiguous unless its answer names the message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +70,33 @@ wa_send_headers(void)
 	return h;
 }
 
+/* The body, to libcurl, from s->off. */
+static size_t
+body_read(char *p, size_t size, size_t n, void *arg)
+{
+	struct wa_send *s = arg;
+	size_t left = s->rq.body.len - s->off;
+
+	n = size * n < left ? size * n : left;
+	memcpy(p, s->rq.body.s + s->off, n);
+	s->off += n;
+	return n;
+}
+
+/* libcurl going back in the body: to send it again, once bytes went. */
+static int
+body_seek(void *arg, curl_off_t to, int whence)
+{
+	struct wa_send *s = arg;
+
+	if (whence != SEEK_SET || to < 0 || (size_t)to > s->rq.body.len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	if ((size_t)to < s->off)
+		s->resent = 1;
+	s->off = to;
+	return CURL_SEEKFUNC_OK;
+}
+
 static size_t
 collect(char *p, size_t size, size_t n, void *arg)
 {
@@ -89,6 +124,10 @@ easy(struct wa_send *s, struct curl_slist *headers, long timeout,
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s->resp);
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_READFUNCTION, body_read);
+	curl_easy_setopt(e, CURLOPT_READDATA, s);
+	curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, body_seek);
+	curl_easy_setopt(e, CURLOPT_SEEKDATA, s);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -121,17 +160,21 @@ wa_send_start(struct wa_send *s, struct curl_slist *headers, long timeout,
 	curl_easy_setopt(e, CURLOPT_PIPEWAIT,
 	    strncmp(s->rq.url.s, "https:", 6) == 0 ? 1L : 0L);
 	curl_easy_setopt(e, CURLOPT_URL, s->rq.url.s);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->rq.body.s);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)s->rq.body.len);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)s->rq.body.len);
 	s->resp.len = 0;
+	s->off = 0;
+	s->resent = 0;
 	return e;
 }
 
 /*
  * Sorts a call that ended without an answer. Failing to resolve, connect
- * or finish the TLS handshake means the request never left: retry. Any
- * other failure (timeout, reset, nothing back) is ambiguous once request
- * bytes may have been written (sent != 0): Meta may have the message.
+ * or finish the TLS handshake means the request never left, and says the
+ * API cannot be reached: an outage, retried without counting an attempt.
+ * Any other failure (timeout, reset, nothing back) is ambiguous once
+ * request bytes may have been written (sent != 0): Meta may have the
+ * message.
  */
 static void
 curl_answer(struct wa_answer *a, CURLcode rc, int sent)
@@ -153,28 +196,55 @@ curl_answer(struct wa_answer *a, CURLcode rc, int sent)
 	default:
 		break;
 	}
-	a->class = sent ? WA_AMBIGUOUS : WA_TRANSIENT;
+	a->class = sent ? WA_AMBIGUOUS : WA_OUTAGE;
 	snprintf(a->title, sizeof a->title, "%s (curl %d)%s",
 	    curl_easy_strerror(rc), (int)rc, sent ?
 	    ": the request may have arrived" : ": nothing was sent");
 }
 
-/* The answer to the call of s that ended with rc. */
+/* Whether request bytes of s's call may have left this host. */
+int
+wa_send_left(struct wa_send *s)
+{
+	curl_off_t pre = 0;
+	long size = 0;
+
+	curl_easy_getinfo(s->easy, CURLINFO_REQUEST_SIZE, &size);
+	curl_easy_getinfo(s->easy, CURLINFO_PRETRANSFER_TIME_T, &pre);
+	return size > 0 || pre > 0 || s->off > 0 || s->resent;
+}
+
+/*
+ * The answer to the call of s that ended with rc. A request libcurl sent
+ * twice is ambiguous whatever the second answer says, unless it names
+ * the message: the first may have been taken.
+ */
 void
 wa_send_answer(struct wa_answer *a, struct wa_send *s, CURLcode rc)
 {
-	CURL *e = s->easy;
 	const struct wa_buf *resp = &s->resp;
-	curl_off_t pre = 0;
-	long http = 0, size = 0;
+	char was[sizeof a->title + 64];
+	long http = 0;
 
-	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http);
-	curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &size);
-	curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre);
+	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &http);
 	if (rc == CURLE_OK)
 		wa_answer_http(a, http, resp->s ? resp->s : "", resp->len);
 	else
-		curl_answer(a, rc, size > 0 || pre > 0);
+		curl_answer(a, rc, wa_send_left(s));
+	if (!s->resent || a->class == WA_SENT)
+		return;
+	if (rc != CURLE_OK)
+		snprintf(was, sizeof was, "%s", a->title);
+	else if (a->code >= 0)
+		snprintf(was, sizeof was, "HTTP %ld, error %lld: %s", http,
+		    (long long)a->code, a->title);
+	else
+		snprintf(was, sizeof was, "HTTP %ld: %s", http, a->title);
+	a->class = WA_AMBIGUOUS;
+	a->code = a->subcode = -1;
+	wa_answer_title(a, "the request may have arrived: its connection "
+	    "closed unanswered and libcurl sent it again; the second answer: "
+	    "%s", was);
 }
 
 void

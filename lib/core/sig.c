@@ -10,10 +10,12 @@
  */
 #include <errno.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/sig.h"
 
 volatile sig_atomic_t wa_stopping;
+static volatile sig_atomic_t stopsig;
 static sigset_t waitmask;	/* the mask while waiting */
 static int caught;
 
@@ -26,12 +28,31 @@ static struct {
 static volatile sig_atomic_t due[NLATER];
 static int nlater;
 
+/* The first stop signal asks to drain, the second to stop at once. */
 static void
 onstop(int sig)
 {
-	(void)sig;
+	stopsig = sig;
 	if (wa_stopping < 2)
 		wa_stopping++;
+}
+
+/*
+ * Ends the program by the last stop signal, its default action restored,
+ * so that the shell sees a death by that signal (a second Ctrl-C).
+ */
+void
+wa_signal_exit(void)
+{
+	int sig = stopsig ? stopsig : SIGTERM;
+	sigset_t set;
+
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	raise(sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	_exit(128 + sig);
 }
 
 /* Catches sig with fn, delivered only while waiting. */

@@ -15,6 +15,8 @@
 extern volatile sig_atomic_t wa_stopping;
 
 void wa_signals(void);
+/* Ends the program by the last stop signal, as if never caught. */
+void wa_signal_exit(void) __attribute__((noreturn));
 void wa_signal(int sig, void (*fn)(int));
 void wa_signal_then(int sig, void (*fn)(void));
 int wa_wait(struct pollfd *fds, int n, int timeout);

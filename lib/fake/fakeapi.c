@@ -1,6 +1,10 @@
 /*
  * fakeapi.c: the Cloud API's behaviour for wa-fake-api (fake/fakeapi.h).
  *
+ * While the --outage-file exists, every request is answered with the HTTP
+ * status it holds (503 when it holds none), as a load balancer in front
+ * of a service that is down would, before any other check.
+ *
  * A request is checked in Meta's order as far as it is known: the token
  * (190, HTTP 401), the path (100), the body (100, 131008, 131009, 131051),
  * the template (132001, HTTP 404); then a --script matching the end of
@@ -120,9 +124,9 @@ static const struct meta_error {
 };
 
 /* Outcomes, as the log names them. */
-enum { SENT, ERROR, HANG, DROP, GARBAGE };
+enum { SENT, ERROR, HANG, DROP, GARBAGE, DOWN };
 static const char *outcomes[] = { "sent", "error", "hang", "drop",
-    "garbage" };
+    "garbage", "down" };
 
 /* A hash table of keys with a time: pair limits, once: scripts. */
 struct ent {
@@ -174,6 +178,7 @@ struct verdict {
 	long		 code;		/* -1: none */
 	unsigned int	 http;		/* 0: none */
 	int		 lost;		/* accepted, but close unanswered */
+	int		 mojibake;	/* the message in bad UTF-8 */
 	int64_t		 delay_ms;
 	char		 wamid[64];
 };
@@ -304,6 +309,7 @@ wa_fake_add_script(struct wa_fake_conf *c, const char *arg)
 		{ "drop", WA_FAKE_DROP, 0 }, { "garbage", WA_FAKE_GARBAGE, 0 },
 		{ "once:", WA_FAKE_ONCE, 1 }, { "slow:", WA_FAKE_SLOW, 1 },
 		{ "fail:", WA_FAKE_FAIL, 1 }, { "lost", WA_FAKE_LOST, 0 },
+		{ "mojibake:", WA_FAKE_MOJIBAKE, 1 },
 	};
 	const char *eq = strchr(arg, '='), *a;
 	struct wa_fake_script *s;
@@ -641,6 +647,10 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	case WA_FAKE_CODE:
 		v->code = s->arg;
 		return;
+	case WA_FAKE_MOJIBAKE:
+		v->code = s->arg;
+		v->mojibake = 1;
+		return;
 	case WA_FAKE_HTTP:
 		v->http = s->arg;
 		return;
@@ -714,8 +724,24 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	v->outcome = v->lost ? DROP : SENT;
 }
 
+/*
+ * The message of a mojibake answer: bytes that are not UTF-8 (a stray
+ * continuation byte, a cut sequence, an overlong '/', an encoded
+ * surrogate), then more than 255 bytes of two- and three-byte characters,
+ * so that a cut at 255 bytes falls inside one.
+ */
 static void
-error_body(struct wa_buf *b, long code)
+mojibake(struct wa_buf *b)
+{
+	int i;
+
+	wa_buf_puts(b, "bad \x80 \xe2\x82 \xc0\xaf \xed\xa0\x80 bytes:");
+	for (i = 0; i < 40; i++)
+		wa_buf_puts(b, " \xc3\xa9\xe2\x82\xac");	/* " é€" */
+}
+
+static void
+error_body(struct wa_buf *b, long code, int bad)
 {
 	const struct meta_error *e = meta_error(code);
 	struct wa_buf msg = { 0 };
@@ -723,8 +749,17 @@ error_body(struct wa_buf *b, long code)
 
 	arc4random_buf(r, sizeof r);
 	wa_buf_printf(&msg, "(#%ld) %s", code, e->title);
-	wa_buf_puts(b, "{\"error\":{\"message\":");
-	wa_buf_json_string(b, msg.s, msg.len);
+	if (bad) {
+		/* Raw bytes, as a broken proxy might pass them on. */
+		wa_buf_puts(&msg, ": ");
+		mojibake(&msg);
+		wa_buf_puts(b, "{\"error\":{\"message\":\"");
+		wa_buf_add(b, msg.s, msg.len);
+		wa_buf_puts(b, "\"");
+	} else {
+		wa_buf_puts(b, "{\"error\":{\"message\":");
+		wa_buf_json_string(b, msg.s, msg.len);
+	}
 	wa_buf_printf(b, ",\"type\":\"OAuthException\",\"code\":%ld,"
 	    "\"error_data\":{\"messaging_product\":\"whatsapp\",\"details\":",
 	    code);
@@ -754,11 +789,12 @@ render(const struct req *q, const struct verdict *v, struct wa_fake_reply *r)
 		r->http = v->http;
 		r->ctype = "text/html";
 		wa_buf_printf(&r->body, "<html><body><h1>%u</h1>"
-		    "<p>wa-fake-api: scripted HTTP %u</p></body></html>\n",
-		    v->http, v->http);
+		    "<p>wa-fake-api: %s HTTP %u</p></body></html>\n",
+		    v->http, v->outcome == DOWN ? "down:" : "scripted",
+		    v->http);
 	} else if (v->code >= 0) {
 		r->http = http_of(v->code);
-		error_body(&r->body, v->code);
+		error_body(&r->body, v->code, v->mojibake);
 	} else {
 		wa_buf_puts(&r->body, "{\"messaging_product\":\"whatsapp\","
 		    "\"contacts\":[{\"input\":");
@@ -810,6 +846,25 @@ log_request(struct wa_fake *f, const struct req *q, const struct verdict *v,
 	wa_buf_free(&b);
 }
 
+/* The HTTP status of the --outage-file (503 if none in it), 0 if none. */
+static unsigned int
+down(struct wa_fake *f)
+{
+	char buf[16];
+	ssize_t n;
+	long st;
+	int fd;
+
+	if (f->c.outage == NULL ||
+	    (fd = open(f->c.outage, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	st = strtol(buf, NULL, 10);
+	return st >= 100 && st <= 599 ? (unsigned int)st : 503;
+}
+
 /*
  * Decides the answer to one whole request (body NULL: it was larger than
  * WA_FAKE_BODY_MAX) and logs it. Safe to call from several threads at once.
@@ -823,14 +878,17 @@ wa_fake_handle(struct wa_fake *f, const char *method, const char *url,
 
 	memset(r, 0, sizeof *r);
 	parse(&q, url, body, len);
-	v.code = check(f, &q, method, auth, body);
+	if ((v.http = down(f)) != 0)
+		v.outcome = DOWN;
+	else
+		v.code = check(f, &q, method, auth, body);
 	pthread_mutex_lock(&f->mu);
 	f->st.requests++;
 	v.delay_ms = f->c.latency_ms;
 	if (f->c.jitter_ms > 0)
 		v.delay_ms += (int64_t)(unit(f) * (2 * f->c.jitter_ms + 1)) -
 		    f->c.jitter_ms;
-	if (v.code < 0)
+	if (v.code < 0 && v.outcome != DOWN)
 		decide(f, &q, &v);
 	if (v.outcome == SENT || v.lost)
 		f->st.sent++;

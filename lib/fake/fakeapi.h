@@ -25,7 +25,8 @@ enum wa_fake_act {
 	WA_FAKE_ONCE,		/* the first request fails with code */
 	WA_FAKE_SLOW,		/* answer after ms */
 	WA_FAKE_FAIL,		/* accepted, then a failed webhook (code) */
-	WA_FAKE_LOST		/* accepted, then close without answering */
+	WA_FAKE_LOST,		/* accepted, then close without answering */
+	WA_FAKE_MOJIBAKE	/* code, with a long message in bad UTF-8 */
 };
 
 struct wa_fake_script {
@@ -55,6 +56,8 @@ struct wa_fake_conf {
 	uint64_t	 seed;
 	int		 seeded;
 	const char	*log;		/* NDJSON request log, or NULL */
+	const char	*outage;	/* while this file exists, answer its
+					   HTTP status (503) to all */
 	struct wa_hooks	*hooks;		/* status webhooks, or NULL */
 	int64_t		 hook_delay_ms;	/* mean delay between statuses */
 	double		 dup_rate;
@@ -88,7 +91,7 @@ struct wa_fake_stats {
 	uint64_t	 requests;
 	uint64_t	 sent;		/* accepted */
 	uint64_t	 refused;	/* answered with an error */
-	uint64_t	 other;		/* hang, drop, garbage, HTTP */
+	uint64_t	 other;		/* hang, drop, garbage, HTTP, down */
 };
 
 struct wa_fake;
