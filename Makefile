@@ -59,6 +59,16 @@ $(O)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+# VERSION is compiled in (every --version, wa-send's User-Agent): a new
+# one rebuilds the objects, through $(O)/version, rewritten only when it
+# changes.
+override CPPFLAGS += -DWA_VERSION='"$(VERSION)"'
+$(LIBOBJ) $(FAKEOBJ) $(PROGS:%=$(O)/cmd/%.o): $(O)/version
+$(O)/version: FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
+FORCE:
+
 $(O)/libwa.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIBOBJ)
@@ -122,7 +132,8 @@ uninstall:
 clean:
 	rm -rf build build-asan bin
 
-.PHONY: all deps check check-asan check-layers demo install uninstall clean
+.PHONY: all deps check check-asan check-layers demo install uninstall clean \
+	FORCE
 .SECONDARY:
 
 -include $(LIBOBJ:.o=.d) $(FAKEOBJ:.o=.d) $(PROGS:%=$(O)/cmd/%.d)
