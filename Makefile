@@ -8,6 +8,13 @@ PREFIX = /usr/local
 BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man
 DATADIR = $(PREFIX)/share/wapipe
+# The service side: systemd reads units, tmpfiles and sysusers under
+# /usr/local/lib as well as /usr/lib; the units' paths follow BINDIR and
+# SYSCONFDIR (/etc for PREFIX=/usr) when installed.
+SYSCONFDIR = $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR = $(PREFIX)/lib/systemd/system
+TMPFILESDIR = $(PREFIX)/lib/tmpfiles.d
+SYSUSERSDIR = $(PREFIX)/lib/sysusers.d
 PKG_CONFIG = pkg-config
 
 # Objects go to $(O), programs to $(BIN); check-asan builds a second tree.
@@ -52,6 +59,7 @@ PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 LIBOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c)))
 FAKEOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/fake/*.c))
 MANS = $(wildcard man/*.[1-9])
+UNITS = $(wildcard contrib/systemd/*.service contrib/systemd/*.timer)
 ARCHIVES = $(O)/libwa.a
 ARCHIVES_wa-fake-api = $(O)/libwafake.a
 
@@ -64,6 +72,16 @@ $(O)/lib/%.o: lib/%.c
 $(O)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# VERSION is compiled in (every --version, wa-send's User-Agent): a new
+# one rebuilds the objects, through $(O)/version, rewritten only when it
+# changes.
+override CPPFLAGS += -DWA_VERSION='"$(VERSION)"'
+$(LIBOBJ) $(FAKEOBJ) $(PROGS:%=$(O)/cmd/%.o): $(O)/version
+$(O)/version: FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
+FORCE:
 
 $(O)/libwa.a: $(LIBOBJ)
 	rm -f $@
@@ -125,26 +143,61 @@ check-san:
 demo: deps all
 	@sh scripts/demo.sh
 
+# With the programs: their pages, the schema, the systemd units (their
+# paths made to follow BINDIR and SYSCONFDIR), tmpfiles.d and sysusers.d,
+# the nginx example, and the configuration, which is never overwritten.
+UNITSED = sed -e 's|/usr/bin/|$(BINDIR)/|g' \
+	-e 's|/etc/wapipe|$(SYSCONFDIR)/wapipe|g' -e 's|/usr/share/wapipe|$(DATADIR)|g'
+
 install: all
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/nginx
 	install -m 0755 $(PROGS:%=$(BIN)/%) $(DESTDIR)$(BINDIR)
 	install -m 0644 sql/schema.sql $(DESTDIR)$(DATADIR)
+	install -m 0644 contrib/nginx/wa-webhook.conf $(DESTDIR)$(DATADIR)/nginx
 	for m in $(MANS); do \
 		s=$${m##*.}; mkdir -p $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; \
 	done
+	mkdir -p $(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR) \
+	    $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR)/wapipe
+	for u in $(UNITS); do \
+		$(UNITSED) $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/}; \
+	done
+	install -m 0644 contrib/systemd/tmpfiles.conf \
+	    $(DESTDIR)$(TMPFILESDIR)/wapipe.conf
+	install -m 0644 contrib/systemd/sysusers.conf \
+	    $(DESTDIR)$(SYSUSERSDIR)/wapipe.conf
+	c=$(DESTDIR)$(SYSCONFDIR)/wapipe/wapipe.conf; [ -e $$c ] || { \
+		$(UNITSED) contrib/systemd/wapipe.conf >$$c && chmod 0640 $$c; }
 
 uninstall:
 	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(DATADIR)/schema.sql
+	rm -f $(DESTDIR)$(DATADIR)/nginx/wa-webhook.conf
 	for m in $(MANS); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; \
 	done
+	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$${u##*/}; done
+	rm -f $(DESTDIR)$(TMPFILESDIR)/wapipe.conf \
+	    $(DESTDIR)$(SYSUSERSDIR)/wapipe.conf
+
+# A Debian package of what install installs (scripts/mkdeb.sh), built
+# apart in build-deb/ with Debian's hardening flags: wapipe_VERSION_ARCH.deb.
+deb: deps
+	@sh scripts/mkdeb.sh $(VERSION)
+
+# A release: the committed tree at HEAD as wapipe-VERSION.tar.gz (DIST).
+DIST = wapipe-$(VERSION).tar.gz
+dist:
+	@git diff --quiet HEAD || \
+	    echo "dist: uncommitted changes are not in $(DIST)" >&2
+	git archive --format=tar.gz --prefix=wapipe-$(VERSION)/ -o $(DIST) HEAD
 
 clean:
-	rm -rf build build-asan build-asan-* bin
+	rm -rf build build-asan build-asan-* build-deb bin
 
 .PHONY: all deps check check-asan check-san check-layers demo install uninstall \
-	clean
+	clean deb dist FORCE
 .SECONDARY:
 
 -include $(LIBOBJ:.o=.d) $(FAKEOBJ:.o=.d) $(PROGS:%=$(O)/cmd/%.d)

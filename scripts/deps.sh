@@ -4,9 +4,13 @@
 # otherwise it prints the command and fails.
 set -eu
 
+# The last line is for the packaging tests (make deb, the units, the nginx
+# example); installing nginx starts Debian's own nginx on port 80 where a
+# service manager runs: the tests only run theirs, in a temp dir.
 pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
 libjson-c-dev libmicrohttpd-dev libssl-dev postgresql postgresql-client
-perl curl jq mandoc procps pv wrk util-linux openssl"
+perl curl jq mandoc procps pv wrk util-linux openssl
+dpkg-dev binutils lintian systemd man-db nginx"
 
 missing=""
 for p in $pkgs; do

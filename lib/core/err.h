@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sysexits.h>
 
-#define WA_VERSION "0.1.0"
+/* WA_VERSION, the release, comes from the Makefile's VERSION (-D). */
 
 extern const char *wa_prog;	/* set by main: the name in every message */
 

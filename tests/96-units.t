@@ -1,0 +1,180 @@
+#!/bin/sh
+# The systemd units, sysusers.d and tmpfiles.d of contrib/systemd:
+# systemd-analyze verify passes on every unit, silently, with ExecStart
+# pointing at the programs under test (as make install points it at
+# BINDIR); each ExecStart, with the options wapipe.conf suggests, is
+# accepted by its program and documented in its page; secrets come only
+# as credentials; a campaign stops by SIGINT with time to drain; the user
+# and directories are made as the units expect. Needs no systemd running.
+. "$(dirname "$0")/lib.sh"
+
+command -v systemd-analyze >/dev/null ||
+    skip_all "no systemd-analyze (Debian package systemd)"
+
+C=$TOP/contrib/systemd
+CONF=$C/wapipe.conf
+units=$(cd "$C" && ls ./*.service ./*.timer | sed 's|^\./||')
+mkdir -p "$T/units" "$T/man/man1" "$T/man/man7" "$T/lib" "$T/spool" \
+    "$T/run"
+cp "$TOP"/man/*.1 "$T/man/man1"
+cp "$TOP"/man/*.7 "$T/man/man7"
+for u in $units; do
+	sed "s|/usr/bin/|$WA_BIN/|g" "$C/$u" >"$T/units/$u"
+done
+
+# key UNIT NAME: the values of NAME= in UNIT, one a line.
+key() {
+	sed -n "s/^$2=//p" "$C/$1"
+}
+
+# verify UNIT: systemd-analyze verify's complaints (none: empty).
+verify() {
+	(cd "$T/units" && MANPATH=$T/man systemd-analyze verify "$1" 2>&1)
+}
+
+is "$(echo "$units" | tr '\n' ' ')" "wa-reconcile.service \
+wa-reconcile.timer wa-status-ingest.service wa-webhook.service \
+wapipe-campaign@.service " "the units"
+for u in $units; do
+	out=$(verify "$u")
+	is "$?:$out" "0:" "$u: systemd-analyze verify says nothing"
+done
+# The check can fail: an unknown key, a bad signal, a missing program.
+sed 's/^KillSignal=SIGINT/KillSignal=SIGNOPE/' "$T/units/wapipe-campaign@.service" \
+    >"$T/units/bad1.service"
+like "$(verify bad1.service)" "SIGNOPE" "verify: a bad signal is reported"
+sed 's|bin/wa-webhook|bin/wa-nope|' "$T/units/wa-webhook.service" \
+    >"$T/units/bad2.service"
+like "$(verify bad2.service)" "wa-nope is not executable" \
+    "verify: a missing program is reported"
+rm "$T/units"/bad*.service
+
+# conf NAME: what wapipe.conf sets NAME to, or suggests in a comment.
+conf() {
+	sed -n "s/^#*$1=//p" "$CONF" | tail -1
+}
+
+# The command a unit runs, its variables filled in as wapipe.conf and the
+# unit would (the suggested options included), %i as 42, and the
+# directories moved into $T so that nothing outside is touched.
+expand() {
+	line=$(key "$1" ExecStart)
+	for v in $(printf '%s\n' "$line" | grep -o '\${*[A-Z_]*}*' |
+	    tr -d '${}'); do
+		val=$(key "$1" Environment | sed -n "s/^$v=//p")
+		[ -n "$(conf "$v")" ] && val=$(conf "$v")
+		line=$(printf '%s\n' "$line" |
+		    sed -e "s|\${$v}|$val|" -e "s|\$$v\b|$val|")
+	done
+	printf '%s\n' "$line" | sed -e 's/%i/42/g' \
+	    -e "s|/var/lib/wapipe|$T/lib|g" -e "s|/var/spool/wapipe|$T/spool|g" \
+	    -e "s|/run/wapipe|$T/run|g"
+}
+
+for u in $units; do
+	case $u in *.timer) continue ;; esac
+	cmd=$(expand "$u")
+	prog=$(basename "${cmd%% *}")
+	ok "$u: runs $prog, one of ours" test -f "$TOP/cmd/$prog.c"
+	is "${cmd%% *}" "/usr/bin/$prog" "$u: from /usr/bin (BINDIR)"
+	# Each option, its value as written, gets past the program's parser
+	# (--help last: every option before it is taken and checked).
+	# shellcheck disable=SC2086
+	"$prog" ${cmd#* } --help >"$T/help" 2>"$T/err"
+	is "$?:$(head -c 6 "$T/help")" "0:usage:" "$u: $prog takes: ${cmd#* }"
+	[ -s "$T/err" ] && note "$(cat "$T/err")"
+	for o in ${cmd#* }; do
+		case $o in -*) ;; *) continue ;; esac
+		f=$(printf '%s' "$o" | sed 's/^--/\\\\-/; s/^-\([a-z]\)$/\1/')
+		ok "$u: $prog $o is in $prog(1)" \
+		    grep -Eq "^\.It Fl (.*Fl )?$f( |$)" "$TOP/man/$prog.1"
+	done
+done
+
+# wa-campaign run is another issue's: until it lands, this is a TODO.
+t_n=$((t_n + 1))
+if wa-campaign --help 2>&1 | grep -Eq '^ +run '; then
+	echo "ok $t_n - wa-campaign has the run the campaign unit uses" >&7
+else
+	echo "not ok $t_n - wa-campaign has the run the campaign unit uses" \
+	    "# TODO wa-campaign run is not built yet" >&7
+fi
+
+# loaded UNIT NAME: whether UNIT loads credential NAME from /etc/wapipe.
+loaded() {
+	key "$1" LoadCredential | grep -q "^$2:/etc/wapipe/"
+}
+
+# Secrets: never in an Environment= line, nor in wapipe.conf; each
+# *_FILE points into the credentials directory, at a credential loaded.
+for u in $units; do
+	env=$(key "$u" Environment)
+	out=$(printf '%s\n' "$env" |
+	    grep -E '^(WA_TOKEN|WA_APP_SECRET|WA_VERIFY_TOKEN|PGPASSWORD)=')
+	is "$out" "" "$u: no secret in its environment"
+	for f in $(printf '%s\n' "$env" | sed -n 's/^WA_[A-Z_]*_FILE=//p'); do
+		like "$f" '^%d/' "$u: $f is a credential"
+		ok "$u: ${f#%d/} is loaded from /etc/wapipe" \
+		    loaded "$u" "${f#%d/}"
+	done
+done
+is "$(grep -E '^[^#]*(TOKEN|SECRET|PASSWORD)' "$CONF")" "" \
+    "wapipe.conf sets no secret"
+like "$(key wa-webhook.service LoadCredential)" "^app-secret:" \
+    "wa-webhook gets the app secret"
+like "$(key wapipe-campaign@.service LoadCredential)" "^token:" \
+    "a campaign gets the API token"
+
+# A campaign stops as Ctrl-C stops a pipeline, with time to drain.
+U=wapipe-campaign@.service
+is "$(key $U KillSignal)" SIGINT "$U: SIGINT stops it"
+is "$(key $U KillMode)" control-group "$U: to every stage at once"
+stop=$(key $U TimeoutStopSec | tr -d s)
+sendto=$(grep -A1 'Fl \\-timeout-ms' "$TOP/man/wa-send.1" |
+    sed -n 's/.*(default \([0-9]*\)).*/\1/p')
+ok "$U: TimeoutStopSec ($stop s) > wa-send's --timeout-ms ($sendto ms)" \
+    test "$((stop * 1000))" -gt "$((sendto * 2))"
+like "$(key $U RestartPreventExitStatus)" '\b75\b' \
+    "$U: a paused or halted campaign is not restarted"
+like "$(key $U EnvironmentFile)" '^-/etc/wapipe/campaign-%i.conf' \
+    "$U: a campaign's own settings, if any"
+
+# Every service: the wapipe user, sandboxed, writing only where tmpfiles
+# makes directories for it; the settings file.
+for u in $units; do
+	case $u in *.timer) continue ;; esac
+	is "$(key "$u" User):$(key "$u" Group)" wapipe:wapipe "$u: as wapipe"
+	is "$(key "$u" NoNewPrivileges):$(key "$u" ProtectSystem):$(key "$u" \
+	    PrivateTmp):$(key "$u" CapabilityBoundingSet)" "yes:strict:yes:" \
+	    "$u: NoNewPrivileges, ProtectSystem=strict, PrivateTmp, no caps"
+	like "$(key "$u" EnvironmentFile)" '^/etc/wapipe/wapipe.conf$' \
+	    "$u: reads /etc/wapipe/wapipe.conf"
+	for d in $(key "$u" ReadWritePaths); do
+		ok "$u: writes $d, which tmpfiles.d makes for wapipe" \
+		    grep -Eq "^d $d 0[0-7]+ wapipe wapipe " "$C/tmpfiles.conf"
+	done
+done
+is "$(key wa-reconcile.timer OnCalendar)" '*:0/5' "the timer: every 5 min"
+systemd-analyze calendar --iterations=2 "$(key wa-reconcile.timer \
+    OnCalendar)" 2>&1 | grep -o '[0-9]*-[0-9]*-[0-9]* [0-9:]*' >"$T/cal"
+a=$(date -d "$(sed -n 1p "$T/cal")" +%s)
+b=$(date -d "$(sed -n 2p "$T/cal")" +%s)
+is "$((b - a))" 300 "systemd reads the timer's calendar: 5 min apart"
+
+# sysusers.d and tmpfiles.d, applied to a root of our own.
+R=$T/root
+mkdir -p "$R/usr/lib/sysusers.d" "$R/usr/lib/tmpfiles.d" "$R/etc"
+cp "$C/sysusers.conf" "$R/usr/lib/sysusers.d/wapipe.conf"
+cp "$C/tmpfiles.conf" "$R/usr/lib/tmpfiles.d/wapipe.conf"
+exits 0 "systemd-sysusers makes the user" \
+    systemd-sysusers --root="$R" wapipe.conf 2>/dev/null
+like "$(cat "$R/etc/passwd")" '^wapipe:x:[0-9]+:[0-9]+:[^:]*:/var/lib/wapipe:' \
+    "wapipe: a system user, its home /var/lib/wapipe"
+exits 0 "systemd-tmpfiles makes the directories" \
+    systemd-tmpfiles --root="$R" --create wapipe.conf
+uid=$(cut -d: -f3 "$R/etc/passwd")
+for d in /run/wapipe /var/spool/wapipe /var/lib/wapipe; do
+	is "$(stat -c '%u %a' "$R$d" 2>&1)" "$uid 750" "$d: wapipe's, 0750"
+done
+
+done_testing
