@@ -19,9 +19,9 @@
  *
  * Exits 0; 75 if a campaign halted; 69 if the API was unreachable at the
  * end; 74 when reading stdin or writing the reject file fails; 65 if an
- * input line was rejected (in that order: the first that applies); 78 without a token or with a bad
- * WA_API_BASE; 64 on a usage error; killed by the signal after a second
- * one.
+ * input line was rejected (in that order: the first that applies); 78
+ * without a token or with a bad WA_API_BASE; 64 on a usage error; killed
+ * by the signal after a second one.
  */
 #include <getopt.h>
 #include <stdio.h>

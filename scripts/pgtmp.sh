@@ -33,7 +33,7 @@ pgtmp_start() {
 	[ "$(id -u)" = 0 ] && chown postgres "$pgtmp_dir"
 	PGDATA=$pgtmp_dir/data
 	if ! pgtmp_as "$pgtmp_bin/initdb" -D "$PGDATA" -A trust -U postgres \
-	    -N >"$pgtmp_dir/initdb.log" 2>&1; then
+	    -E UTF8 -N >"$pgtmp_dir/initdb.log" 2>&1; then
 		cat "$pgtmp_dir/initdb.log" >&2
 		return 1
 	fi
