@@ -57,6 +57,8 @@ LIBS_wa-webhook = $(MHD) $(CRYPTO)
 LAYERS = core records api pg spool
 PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 LIBOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c)))
+# The schema goes into the programs too, for wa-campaign migrate.
+LIBOBJ += $(O)/gen/schema.o
 FAKEOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/fake/*.c))
 MANS = $(wildcard man/*.[1-9])
 UNITS = $(wildcard contrib/systemd/*.service contrib/systemd/*.timer)
@@ -82,6 +84,17 @@ $(O)/version: FORCE
 	@mkdir -p $(@D)
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
 FORCE:
+
+# sql/schema.sql as a C string: wa_schema_sql.
+$(O)/gen/schema.c: sql/schema.sql
+	@mkdir -p $(@D)
+	{ echo '/* sql/schema.sql, by the Makefile. */'; \
+	    echo 'const char wa_schema_sql[] ='; \
+	    sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $<; \
+	    echo ';'; } >$@
+
+$(O)/gen/schema.o: $(O)/gen/schema.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(O)/libwa.a: $(LIBOBJ)
 	rm -f $@

@@ -25,6 +25,7 @@
 #include "core/sig.h"
 #include "records/import.h"
 #include "pg/load.h"
+#include "pg/migrate.h"
 #include "records/input.h"
 #include "records/json.h"
 #include "records/phone.h"
@@ -94,7 +95,8 @@ usage(FILE *f, int status)
 	    "  import [--country-code cc] [--reject file] id file|-\n"
 	    "  start id\n  pause [--reason text] id\n  resume id\n"
 	    "  cancel [--reason text] id\n  status [--json] id\n"
-	    "  requeue [--status failed|unknown] [--code n] id\n  list\n");
+	    "  requeue [--status failed|unknown] [--code n] id\n  list\n"
+	    "  migrate\n");
 	exit(status);
 }
 
@@ -253,6 +255,13 @@ list(char **args)
 	return 0;
 }
 
+static int
+migrate(char **args)
+{
+	(void)args;
+	return wa_migrate(db());
+}
+
 static const struct cmd {
 	const char	*name;
 	int		 args;		/* operands after the name */
@@ -267,6 +276,7 @@ static const struct cmd {
 	{ "status", 1, O(JSON), status },
 	{ "requeue", 1, O(STATUS) | O(CODE), requeue },
 	{ "list", 0, 0, list },
+	{ "migrate", 0, 0, migrate },
 };
 
 int

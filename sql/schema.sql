@@ -3,7 +3,25 @@
 -- also brings a database made by an older version up to date in place,
 -- its data kept.
 --
---   psql -v ON_ERROR_STOP=1 -f sql/schema.sql
+--   psql -v ON_ERROR_STOP=1 -1 -f sql/schema.sql
+--
+-- or, the same in one transaction, wa-campaign migrate (the schema is
+-- built into the programs).
+
+-- The schema's version (wa-campaign migrate; pg/migrate.h says the same
+-- number). A database newer than this file is left alone: its columns
+-- and functions may mean what this release does not know.
+CREATE TABLE IF NOT EXISTS wapipe_schema (
+	version		integer NOT NULL
+);
+DO $$
+BEGIN
+	IF (SELECT max(version) FROM wapipe_schema) > 2 THEN
+		RAISE EXCEPTION 'the database''s schema is version %, newer '
+		    'than this one (2): install the wapipe that made it',
+		    (SELECT max(version) FROM wapipe_schema);
+	END IF;
+END $$;
 
 CREATE TABLE IF NOT EXISTS campaigns (
 	id		bigserial PRIMARY KEY,
@@ -201,3 +219,7 @@ CREATE TABLE IF NOT EXISTS spool_checkpoints (
 	byte_offset	bigint NOT NULL,
 	updated_at	timestamptz NOT NULL DEFAULT now()
 );
+
+-- Last: the version this file brought the database to.
+DELETE FROM wapipe_schema;
+INSERT INTO wapipe_schema (version) VALUES (2);

@@ -1,0 +1,89 @@
+#!/bin/sh
+# wa-campaign migrate: a database made by release 0.1.0 (its schema taken
+# from git history, with data) is brought up to this release's schema in
+# place, in one transaction, its data kept, and a campaign then runs on
+# it; a second run changes nothing; a database newer than the programs
+# is refused; a step that fails leaves nothing half done.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fake.sh"
+# Release 0.1.0: the last commit of its stop.
+OLD=cb3fd05
+git -C "$TOP" show "$OLD:sql/schema.sql" >"$T/old.sql" 2>/dev/null ||
+    skip_all "no git history to take the 0.1.0 schema from"
+pgtmp_start "$T/pg" -c fsync=off 2>"$T/pg.err" 7>&- ||
+    bail "no Postgres: $(cat "$T/pg.err")"
+version() { sql "select max(version) from wapipe_schema"; }
+
+# An empty database: migrate installs the schema.
+sql "create database empty" >/dev/null
+PGDATABASE=empty wa-campaign migrate >"$T/out" 2>"$T/err"
+is "$?" 0 "an empty database: migrate exits 0"
+is "$(cat "$T/out")" "schema version 0: upgraded to 2" "... saying so"
+is "$(PGDATABASE=empty version)" 2 "... and records version 2"
+
+# 0.1.0, with a campaign half done.
+psql -X -q -v ON_ERROR_STOP=1 -f "$T/old.sql" >/dev/null
+c=$(campaign 20)
+sql "update campaign_recipients set status = 'failed', attempt = 3,
+    error_code = 131026, error_title = 'old' where id <= 5" >/dev/null
+sql "update campaign_recipients set status = 'sent', attempt = 1,
+    wamid = 'wamid.old' || id where id between 6 and 10" >/dev/null
+before=$(sql "select md5(string_agg(id || status || attempt ||
+    coalesce(wamid, '') || coalesce(error_code::text, ''), ',' order by id))
+    from campaign_recipients")
+
+wa-campaign migrate >"$T/out" 2>"$T/err"
+is "$?" 0 "0.1.0: migrate exits 0"
+is "$(cat "$T/out")" "schema version 1: upgraded to 2" "from version 1 to 2"
+is "$(version)" 2 "the version is recorded"
+is "$(sql "select md5(string_agg(id || status || attempt ||
+    coalesce(wamid, '') || coalesce(error_code::text, ''), ',' order by id))
+    from campaign_recipients")" "$before" "every row is kept as it was"
+is "$(sql "select count(*) from recipient_errors")" 0 \
+    "the new tables are there"
+is "$(sql "select outage_results from campaigns where id = $c")" 0 \
+    "and the new columns, with their defaults"
+
+wa-campaign migrate >"$T/out" 2>&1
+is "$?" 0 "migrate again: exits 0"
+is "$(cat "$T/out")" "schema version 2: up to date" "... changing nothing"
+
+# A campaign runs on the upgraded database to its end.
+fake_start --rate 0
+wa-campaign requeue "$c" >/dev/null
+wa-claim -c "$c" 2>"$T/claim.err" | wa-throttle -r 1000 | wa-send |
+    wa-record >/dev/null 2>"$T/record.err"
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'sent'")" 20 "a campaign then runs on it to its end"
+is "$(sql "select wamid from campaign_recipients where id = 6")" \
+    wamid.old6 "rows sent under 0.1.0 were not sent again"
+
+# Newer than the programs: refused, by migrate and by the file alike.
+sql "update wapipe_schema set version = 3" >/dev/null
+wa-campaign migrate >"$T/out" 2>"$T/err"
+is "$?" 65 "a database newer than the programs: 65"
+like "$(cat "$T/err")" "schema is version 3, newer than these programs' \(2\)" \
+    "... saying so"
+psql -X -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null 2>"$T/err"
+ok "sql/schema.sql refuses it too" test "$?" -ne 0
+like "$(cat "$T/err")" "newer than this one" "... saying so"
+is "$(version)" 3 "the version is left alone"
+
+# A step that fails: nothing of it stays. A table in the way of one the
+# schema makes (recipient_errors without the column its index needs).
+sql "create database broken" >/dev/null
+PGDATABASE=broken psql -X -q -v ON_ERROR_STOP=1 -f "$T/old.sql" >/dev/null
+PGDATABASE=broken sql "create table recipient_errors (x int)" >/dev/null
+PGDATABASE=broken wa-campaign migrate >"$T/out" 2>"$T/err"
+is "$?" 69 "a step Postgres refuses: 69"
+like "$(cat "$T/err")" "nothing was changed" "... saying nothing changed"
+is "$(PGDATABASE=broken sql "select to_regclass('wapipe_schema') is null
+    and not exists (select 1 from information_schema.columns
+    where table_name = 'campaigns' and column_name = 'outage_results')")" t \
+    "and indeed: no version table, no new column"
+
+# Postgres away: 69.
+pgtmp_stop
+wa-campaign migrate >/dev/null 2>"$T/err"
+is "$?" 69 "Postgres away: 69"
+done_testing
