@@ -126,7 +126,7 @@ deps:
 # The suite, then the same suite under the sanitizers: built by gcc (or
 # $(CC)) and by clang, whose UBSan reports things gcc's does not (NULL +
 # 0, for one). PROVE='prove -j4' runs more tests at once.
-PROVE = prove -j2
+PROVE = prove -j2 --failures --comments
 ASAN_CC = $(sort $(CC) clang)
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

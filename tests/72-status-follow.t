@@ -98,7 +98,9 @@ fo=$!
 wait_for 30 sh -c "test \$(psql -Atc \"select count(*) from pg_locks
     where locktype = 'advisory'\") = 1"
 exits 75 'a second follower of the same spool is refused' \
-    wa-status-ingest --follow "$S" --once 2>/dev/null
+    wa-status-ingest --follow "$S" --once 2>"$T/second.err"
+like "$(cat "$T/second.err")" "another wa-status-ingest follows" '... saying why'
+
 post "$(body read 8 1)" >/dev/null
 ok 'the live follower applies a new body' \
     wait_for 30 sh -c "test \"\$(psql -Atc 'select status from
