@@ -10,7 +10,7 @@ set -eu
 pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
 libjson-c-dev libmicrohttpd-dev libssl-dev postgresql postgresql-client
 perl curl jq mandoc procps pv wrk util-linux openssl
-dpkg-dev binutils lintian systemd man-db nginx"
+dpkg-dev binutils lintian systemd man-db nginx shellcheck"
 
 missing=""
 for p in $pkgs; do
