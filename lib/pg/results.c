@@ -4,15 +4,17 @@
  * A batch is one statement, sorted by id (unsorted overlapping batches
  * deadlock), fenced on (id, attempt) and status sending, rank-monotone:
  * sent stores the wamid (and settles a row of the same attempt that
- * wa-reconcile had already called unknown); retry goes back to pending
- * after a jittered backoff, or to failed after max_attempts; failed keeps
- * the error; unknown waits for a webhook or wa-reconcile; halt puts the
- * row back (attempt not counted) and pauses the campaign. A retry of
- * class outage (the API unreachable) or unsent (never sent: the sender
- * was stopping) is not an attempt either: the row goes back to pending,
- * never to failed, and an outage is remembered by the campaign. A row's
- * current error is its last attempt's (none once sent); every error is
- * also added to recipient_errors by the same statement.
+ * wa-reconcile had already called unknown; where a webhook got there
+ * first with the same wamid it changes nothing, and is not stale); retry
+ * goes back to pending after a jittered backoff, or to failed after
+ * max_attempts; failed keeps the error; unknown waits for a webhook or
+ * wa-reconcile; halt puts the row back (attempt not counted) and pauses
+ * the campaign. A retry of class outage (the API unreachable) or unsent
+ * (never sent: the sender was stopping) is not an attempt either: the row
+ * goes back to pending, never to failed, and an outage is remembered by
+ * the campaign. A row's current error is its last attempt's (none once
+ * sent); every error is also added to recipient_errors by the same
+ * statement.
  *
  * When Postgres refuses a batch for its data (bad bytes, a wamid given
  * twice), the batch is split in halves until the line at fault is alone:
@@ -63,7 +65,8 @@ static const char *apply_sql =
     "  FROM r, campaigns k"
     "  WHERE c.id = r.id AND c.attempt = r.attempt AND k.id = c.campaign_id"
     "   AND (c.status = 'sending' OR (r.wamid IS NOT NULL"
-    "     AND (c.wamid IS NULL OR c.status = 'unknown')))"
+    "     AND (c.wamid IS NULL OR c.wamid = r.wamid"
+    "      OR c.status = 'unknown')))"
     "  RETURNING c.id, c.campaign_id, r.attempt, r.outcome, r.code,"
     "   r.title, r.class, r.free),"
     " hist AS (INSERT INTO recipient_errors (recipient_id, attempt, code,"

@@ -35,11 +35,19 @@
 #include "pg/statusdb.h"
 #include "spool/spool.h"
 
-/* The update both statements end with, from m(id, status, at, code, title). */
+/*
+ * The update both statements end with, from m0(id, wamid, status, at,
+ * code, title). A row without a wamid takes the status's: a send whose
+ * answer was lost, or whose result died with its wa-send or wa-record, has
+ * no other way to get it.
+ */
 #define UPDATE_M \
     " m AS (SELECT DISTINCT ON (id) * FROM m0" \
     "  ORDER BY id, status_rank(status) DESC, at)," \
     " upd AS (UPDATE campaign_recipients r SET status = m.status," \
+    "   wamid = CASE WHEN r.wamid IS NULL AND NOT EXISTS (SELECT 1" \
+    "     FROM campaign_recipients x WHERE x.wamid = m.wamid)" \
+    "    THEN m.wamid ELSE r.wamid END," \
     "   status_at = coalesce(m.at, now())," \
     "   error_code = CASE WHEN m.status = 'failed' THEN m.code END," \
     "   error_title = CASE WHEN m.status = 'failed' THEN m.title END," \
@@ -59,7 +67,8 @@ static const char *apply_sql =
     "   to_timestamp(b.ts) AS at, b.code, b.title"
     "  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[],"
     "   $5::integer[], $6::text[]) AS b(rid, wamid, status, ts, code, title)),"
-    " m0 AS (SELECT id, status, at, code, title FROM b WHERE id IS NOT NULL),"
+    " m0 AS (SELECT id, wamid, status, at, code, title FROM b"
+    "  WHERE id IS NOT NULL),"
     UPDATE_M ","
     " kept AS (INSERT INTO unmatched_statuses (wamid, status, recipient_id,"
     "   status_at, error_code, error_title)"
@@ -85,7 +94,8 @@ static const char *retry_sql =
     " m0 AS (DELETE FROM unmatched_statuses u"
     "  USING old o, campaign_recipients c"
     "  WHERE u.wamid = o.wamid AND u.status = o.status AND c.id = o.id"
-    "  RETURNING c.id, u.status, u.status_at AS at, u.error_code AS code,"
+    "  RETURNING c.id, u.wamid, u.status, u.status_at AS at,"
+    "   u.error_code AS code,"
     "   u.error_title AS title),"
     UPDATE_M
     " SELECT status, lag FROM upd"

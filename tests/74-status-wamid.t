@@ -1,0 +1,77 @@
+#!/bin/sh
+# A row settled by a status webhook gets the status's wamid when it has
+# none. A send whose answer was lost (or whose result died with a killed
+# wa-send or wa-record) is unknown, without a wamid; its webhook settles
+# it, and is the only thing that will ever bring the wamid the API gave
+# (found by tests/83-chaos.t: rows sent and delivered without a wamid).
+# A wamid already recorded is kept, and one another row holds is never
+# taken.
+. "$(dirname "$0")/lib.sh"
+
+pg_start
+cid=$(campaign 4)
+first=$(sql "select min(id) from campaign_recipients where campaign_id = $cid")
+r1=$first r2=$((first + 1)) r3=$((first + 2)) r4=$((first + 3))
+# r1: unknown (its answer lost); r2: sent with its own wamid; r3:
+# sending, no wamid; r4: sent, holding wamid.taken.
+sql "update campaign_recipients set attempt = 1, status = 'unknown'
+    where id = $r1;
+    update campaign_recipients set attempt = 1, status = 'sent',
+    wamid = 'wamid.own' where id = $r2;
+    update campaign_recipients set attempt = 1, status = 'sending'
+    where id = $r3;
+    update campaign_recipients set attempt = 1, status = 'sent',
+    wamid = 'wamid.taken' where id = $r4" >/dev/null
+
+# body WAMID STATUS RECIPIENT-ID: a webhook body with one status, naming
+# its row in biz_opaque_callback_data as wa-send does.
+body() {
+	printf '{"object":"whatsapp_business_account","entry":[{"id":"1",'
+	printf '"changes":[{"value":{"messaging_product":"whatsapp",'
+	printf '"metadata":{"display_phone_number":"15550783881",'
+	printf '"phone_number_id":"106540352242922"},"statuses":[{"id":"%s",' "$1"
+	printf '"status":"%s","timestamp":"1750000000",' "$2"
+	printf '"recipient_id":"15550000001",'
+	printf '"biz_opaque_callback_data":"wapipe:%s:1"}]},' "$3"
+	printf '"field":"messages"}]}]}\n'
+}
+row() {
+	sql "select status || ' ' || coalesce(wamid, '-')
+	    from campaign_recipients where id = $1"
+}
+
+{
+	body wamid.lost sent "$r1"
+	body wamid.copy delivered "$r2"
+	body wamid.taken delivered "$r3"
+} | wa-status-ingest 2>"$T/err"
+is "$?" 0 "wa-status-ingest applies the batch"
+is "$(row "$r1")" "sent wamid.lost" \
+    "an unknown row settled by its webhook takes the webhook's wamid"
+is "$(row "$r2")" "delivered wamid.own" "a wamid already recorded is kept"
+is "$(row "$r3")" "delivered -" \
+    "a wamid another row holds is not taken, and the row still moves"
+
+# Kept first (no such row yet), matched when the row appears: the same.
+body wamid.later delivered 999999 | wa-status-ingest 2>>"$T/err"
+sql "insert into campaign_recipients (id, campaign_id, phone, status,
+    attempt) values (999999, $cid, '+15559999999', 'unknown', 1)" >/dev/null
+wa-status-ingest </dev/null 2>>"$T/err"
+is "$(row 999999)" "delivered wamid.later" \
+    "a kept status gives its wamid to the row it matches later"
+is "$(cat "$T/err")" "" "nothing to complain of"
+
+# wa-record's result coming after the webhook: the same wamid is no
+# stale result (the everyday race of a fast webhook); another is.
+result() {
+	printf '{"id":%s,"attempt":1,"campaign_id":%s,"to":"+1555",' "$1" "$cid"
+	printf '"result":{"outcome":"sent","wamid":"%s"}}\n' "$2"
+}
+result "$r1" wamid.lost | wa-record >/dev/null 2>"$T/err"
+is "$(row "$r1") $(cat "$T/err")" "sent wamid.lost " \
+    "the same wamid from wa-record after the webhook: nothing to say"
+result "$r2" wamid.copy | wa-record >/dev/null 2>"$T/err"
+is "$(row "$r2")" "delivered wamid.own" "another wamid does not replace it"
+like "$(cat "$T/err")" "1 results not applied" "and is counted as stale"
+
+done_testing
