@@ -184,7 +184,7 @@ awk -v seed="$SEED" -v k="$KILLS" -v i="$INTS" -v r="$RESTARTS" \
 		x = f[j]; f[j] = f[m]; f[m] = x
 	}
 	for (j = 0; j < n; j++)
-		at[j] = int(rows * (0.03 + 0.8 * rand()))
+		at[j] = int(rows * (0.03 + 0.67 * rand()))
 	for (j = 1; j < n; j++)
 		for (m = j; m > 0 && at[m - 1] > at[m]; m--) {
 			x = at[m]; at[m] = at[m - 1]; at[m - 1] = x
@@ -426,8 +426,10 @@ svc_ended() {
 	    $(($(count kill webhook) + $(count kill ingest) + 2)) ]
 }
 wait_for 60 svc_ended
-is "$(awk '$2 != 0 && $2 != 137' "$T/svc/rc")" "" \
-    "wa-webhook and wa-status-ingest exit 0 (137: killed)"
+# (wa-status-ingest 75: started again before Postgres saw its killed
+# predecessor go, it found the spool still followed.)
+is "$(awk '$2 != 0 && $2 != 137 && !($1 == "ingest" && $2 == 75)' \
+    "$T/svc/rc")" "" "wa-webhook and wa-status-ingest exit 0 (137: killed)"
 fake_stop >/dev/null
 
 note "exit statuses: $(tr '\n' ' ' <"$T/rcs")"
