@@ -23,7 +23,7 @@
 # Checked (TAP on standard output): every row settled, none sending; every
 # wamid recorded is one the fake gave; every message the fake took is
 # recorded; only a kill -9 of wa-send or wa-record leaves a message the
-# fake took unrecorded; a recipient given two messages is one of those,
+# fake took sending; a recipient given two messages is one of those,
 # and there are at most (J + BATCH) per such kill (calls in flight plus a
 # batch of results not committed); every stage exits with a code its page
 # gives. SEED (printed) replays the faults: which, in what order, at what
@@ -328,8 +328,9 @@ took=$(($(date +%s) - t0))
 
 # What the faults did. For each run, runs/N/sending holds the calls it
 # left in flight (rows sending at its end) and runs/N/lost those of them
-# the fake had accepted; a run with a kill -9 of wa-send or wa-record
-# ("sr") may leave some, no other may.
+# the fake had accepted (and whose webhook had not come yet: only these
+# may be sent again); a run with a kill -9 of wa-send or wa-record ("sr")
+# may leave some, no other may.
 count() {
 	awk -v k="$1" -v s="${2:-}" '$2 == k && (s == "" || $3 == s)' \
 	    "$T/faults" | wc -l | tr -d ' '
@@ -380,8 +381,8 @@ is "$(comm -23 "$T/fake.ids" "$T/db.ids" | head -5)" "" \
 is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
     and status in ('sent', 'delivered', 'read') and wamid is null")" 0 \
     "every row sent, delivered or read has its wamid"
-is "$(head -5 "$T/otherlost")" "" \
-    "only a kill -9 of wa-send or wa-record lost a message the fake took"
+what="only a kill -9 of wa-send or wa-record"
+is "$(head -5 "$T/otherlost")" "" "$what left a message the fake took sending"
 
 # Recipients the fake accepted twice, by row id, and the bound.
 jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort | uniq -d \
@@ -449,8 +450,8 @@ note "failed: $(sql "select coalesce(error_code::text, '-') || ' ' || n
     from (select error_code, count(*) n from campaign_recipients
     where campaign_id = $c and status = 'failed' group by 1) s
     order by 1" | tr '\n' ' ')"
-note "runs with a kill -9 of wa-send or wa-record: calls left in flight /" \
+note "runs with a kill -9 of wa-send or wa-record: rows left sending /" \
     "of them accepted by the fake: $(tr '\n' ' ' <"$T/perkill")"
-note "duplicates $dups; bound $bound; accepted calls in flight at those" \
+note "duplicates $dups; bound $bound; accepted and left sending at those" \
     "kills $flight; time ${took} s; SEED=$SEED"
 done_testing
