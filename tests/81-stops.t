@@ -13,7 +13,7 @@ pg_start
 cat >"$T/pipe.sh" <<'PIPE'
 T=$2
 { wa-claim -c "$1" 2>>"$T/claim.err"; echo "claim $?" >>"$T/rc"; } |
-{ wa-throttle -r 300; echo "throttle $?" >>"$T/rc"; } |
+{ wa-throttle -r 100; echo "throttle $?" >>"$T/rc"; } |
 { wa-send --timeout-ms 1500 2>>"$T/send.err"; echo "send $?" >>"$T/rc"; } |
 { wa-record -n 20 --backoff-base 100 --backoff-cap 400 >>"$T/recorded" \
     2>>"$T/record.err"; echo "record $?" >>"$T/rc"; }
