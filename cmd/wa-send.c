@@ -179,7 +179,7 @@ take(struct wa_input *in, struct wa_record *rec)
 	}
 	nspare--;
 	if ((ms = wa_guard_paused(guard, s->send.rq.number)) == 0 &&
-	    !probing()) {
+	    !probing() && !wa_guard_canary(guard, s->send.rq.campaign.s)) {
 		start(s);
 		return;
 	}
@@ -195,6 +195,7 @@ take(struct wa_input *in, struct wa_record *rec)
 static int64_t
 held_go(void)
 {
+	const struct wa_halt *h;
 	struct wa_answer a;
 	int64_t next = 1000, now = wa_now_ms();
 	int i;
@@ -202,8 +203,16 @@ held_go(void)
 	for (i = 0; nheld > 0 && i < opt.jobs; i++) {
 		struct slot *s = &slots[i];
 
-		if (s->state != HELD || (!closing() && s->until <= now &&
-		    probing()))
+		if (s->state != HELD)
+			continue;
+		if ((h = wa_guard_halted(guard, s->send.rq.campaign.s)) !=
+		    NULL) {
+			/* It halted while this one waited for the canary. */
+			wa_answer_unsent(&a, WA_FATAL, h->code, h->why);
+			goto answered;
+		}
+		if (!closing() && s->until <= now && (probing() ||
+		    wa_guard_canary_out(guard, s->send.rq.campaign.s)))
 			continue;
 		if (!closing() && s->until <= now)
 			s->until = now + wa_guard_take(guard,
@@ -212,12 +221,17 @@ held_go(void)
 			next = s->until - now < next ? s->until - now : next;
 			continue;
 		}
-		nheld--;
-		if (!closing()) {
+		if (!closing() && !wa_guard_canary(guard,
+		    s->send.rq.campaign.s)) {
+			nheld--;
 			start(s);
 			continue;
 		}
+		if (!closing())
+			continue;	/* another became the canary */
 		unsent(&a, s->send.rq.number);
+answered:
+		nheld--;
 		emit(&s->send.rq, &a);
 		release(s);
 	}

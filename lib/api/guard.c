@@ -21,7 +21,13 @@
  * WA_OUTAGE_MAX_MS. The outage lasts until an answer shows the API up
  * (any other HTTP answer); its length tells wa-send when to give up.
  *
- * Campaigns. A campaign-fatal error halts the campaign: later requests of
+ * Campaigns. The first call of a campaign goes alone, a canary: the
+ * others wait until an answer shows that the API took the request's
+ * template and token (it was sent, or refused for the recipient or the
+ * number's rate: anything but a halt, a 5xx, a timeout or an outage),
+ * so that a missing template or a bad token costs one call, not one per
+ * slot. An answer that says nothing sends the next canary. A
+ * campaign-fatal error halts the campaign: later requests of
  * it are answered "halt" without calling the API. So does a run of the
  * same permanent error (the circuit breaker): one wrong mapping must not
  * fail a million rows.
@@ -55,6 +61,8 @@ struct campaign {
 	int64_t		 last;		/* the run's error: code, or -HTTP */
 	int		 run;
 	int		 halted;
+	int		 open;		/* an answer showed template, token ok */
+	int		 probe;		/* the canary is in flight */
 	struct wa_halt	 halt;
 };
 
@@ -159,6 +167,50 @@ wa_guard_halted(struct wa_guard *g, const char *key)
 	struct campaign *c = campaign(g, key);
 
 	return c->halted ? &c->halt : NULL;
+}
+
+/*
+ * Whether a request of campaign key must wait for the canary's answer;
+ * if not, and the campaign has had no such answer yet, the caller's call
+ * is the canary (the caller starts it at once).
+ */
+int
+wa_guard_canary(struct wa_guard *g, const char *key)
+{
+	struct campaign *c = campaign(g, key);
+
+	if (c->open)
+		return 0;
+	if (c->probe)
+		return 1;
+	c->probe = 1;
+	return 0;
+}
+
+/* Whether campaign key's canary is out, its answer not in yet. */
+int
+wa_guard_canary_out(struct wa_guard *g, const char *key)
+{
+	struct campaign *c = campaign(g, key);
+
+	return !c->open && c->probe;
+}
+
+/* Whether an answer shows that the API took template and token. */
+static int
+opens(const struct wa_answer *a)
+{
+	switch (a->class) {
+	case WA_SENT:
+	case WA_THROUGHPUT:
+	case WA_UNAVAILABLE:
+	case WA_PAIR_RATE:
+	case WA_LATER:
+	case WA_PERMANENT:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* The ms the number must still wait: a pause in force, 0 if none. */
@@ -360,6 +412,9 @@ wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
 		max = n->pause_ms > max ? n->pause_ms : max;
 	wa_metric_set(g->pause_ms, max / 1000.0);
 
+	c->probe = 0;
+	if (!c->open && opens(a) && a->http > 0)
+		c->open = 1;
 	if (a->class == WA_SENT)
 		c->run = 0;
 	if (a->class == WA_FATAL && !c->halted) {

@@ -39,6 +39,14 @@ struct wa_guard *wa_guard_new(int breaker);
 void wa_guard_free(struct wa_guard *g);
 /* The halt of the campaign keyed key (wa_request.campaign), or NULL. */
 const struct wa_halt *wa_guard_halted(struct wa_guard *g, const char *key);
+/*
+ * 1 when a request of campaign key must wait for the first call's
+ * answer (the canary); else 0, and a campaign with no answer yet takes
+ * the caller's call as its canary.
+ */
+int wa_guard_canary(struct wa_guard *g, const char *key);
+/* Whether the canary of campaign key is out, its answer not in. */
+int wa_guard_canary_out(struct wa_guard *g, const char *key);
 /* ms until number may send, 0 now. */
 int64_t wa_guard_paused(struct wa_guard *g, const char *number);
 int64_t wa_guard_take(struct wa_guard *g, const char *number);

@@ -1,0 +1,58 @@
+#!/bin/sh
+# wa-send: a campaign's first call goes alone (the canary); the others
+# wait for its answer, so that a missing template or a bad token costs
+# one call, not one per slot, however many slots (-j) there are.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fake.sh"
+
+# reqs CAMPAIGN TEMPLATE N FROM: N requests of CAMPAIGN, ids from FROM.
+reqs() {
+	awk -v c="$1" -v t="$2" -v n="$3" -v f="$4" 'BEGIN {
+	    for (i = f; i < f + n; i++)
+		printf "{\"id\":%d,\"campaign_id\":%d,\"attempt\":1," \
+		    "\"phone_number_id\":\"100\",\"to\":\"+1555%07d\"," \
+		    "\"template\":{\"name\":\"%s\",\"language\":\"en_US\"}}\n",
+		    i, c, i, t }'
+}
+
+fake_start --rate 0 --pair-ms 0 --latency-ms 250 --templates reminder
+
+# A missing template, 300 slots, 250 ms latency: one call, then a halt.
+reqs 1 nosuch 300 1 >"$T/in"
+wa-send -j 300 --metrics "$T/m" <"$T/in" >"$T/out" 2>"$T/err"
+is $? 75 'a missing template halts: exit 75'
+is "$(jq -s length "$FAKE_LOG")" 1 'exactly one call reached the API'
+is "$(jq -r .result.outcome "$T/out" | sort | uniq -c | tr -s ' ')" \
+    ' 300 halt' 'every request is answered halt'
+is "$(jq -r 'select(.id != 1) | .result.error.code' "$T/out" | sort -u)" \
+    132001 '... with the code of the canary'
+like "$(cat "$T/m")" 'wa_send_in_flight_max 1$' 'never more than one call out'
+
+# A bad token: the same, one call.
+: >"$FAKE_LOG"
+reqs 2 reminder 300 1001 >"$T/in"
+WA_TOKEN=wrong wa-send -j 300 <"$T/in" >"$T/out" 2>"$T/err"
+is $? 75 'a bad token halts: exit 75'
+is "$(jq -s length "$FAKE_LOG")" 1 'exactly one call with the bad token'
+is "$(jq -r .code "$FAKE_LOG")" 190 '... answered 190'
+
+# A good campaign opens after its canary: every request is sent, and more
+# than one goes at once once the first answer is in; a halted campaign
+# beside it stops at one call.
+: >"$FAKE_LOG"
+{ reqs 3 reminder 100 2001; reqs 4 nosuch 100 3001; } >"$T/in"
+wa-send -j 100 --metrics "$T/m" <"$T/in" >"$T/out" 2>"$T/err"
+is $? 75 'one campaign halted beside a good one: exit 75'
+is "$(jq -r 'select(.campaign_id == 3) | .result.outcome' "$T/out" |
+    sort | uniq -c | tr -s ' ')" ' 100 sent' 'the good campaign is all sent'
+is "$(jq -r 'select(.template == "nosuch") | .to' "$FAKE_LOG" | wc -l)" 1 \
+    'the missing template cost one call'
+first=$(jq -s 'sort_by(.t) | .[0] | .t' "$FAKE_LOG")
+second=$(jq -s '[.[] | select(.template == "reminder")] | sort_by(.t) |
+    .[1] | .t' "$FAKE_LOG")
+ok "the good campaign's second call waited for the first answer ($((second - first)) ms)" \
+    test "$((second - first))" -ge 240
+ok 'then it opened: many calls at once' \
+    test "$(sed -n 's/^wa_send_in_flight_max //p' "$T/m")" -gt 10
+
+done_testing
