@@ -123,12 +123,12 @@ number(const char *id)
 	    opt.lease_ms * 1000000);
 	wa_bucket_stats(nb->b, &st);
 	differs = opt.burst && st.burst != opt.burst;
-	if (opt.rate_given && fabs(st.rate - opt.rate) > opt.rate / 1000)
+	if (opt.rate_given && fabs(st.base - opt.rate) > opt.rate / 1000)
 		differs = 1;
 	if (cluster == NULL && differs)
 		wa_warn("%s: its bucket is shared and runs at %g/s, burst "
 		    "%lld: -r and -b only make a new bucket (use --set-rate)",
-		    id, st.rate, (long long)st.burst);
+		    id, st.base, (long long)st.burst);
 	wa_buf_printf(&label, "number=\"%s\"", id);
 	nb->m_lines = wa_counter("wa_throttle_lines_total", label.s,
 	    "Lines passed on.");

@@ -1,8 +1,9 @@
 #!/bin/sh
 # wa-send: what one answer does to the sends after it. A halt stops a
 # campaign's API calls; the circuit breaker halts a run of one permanent
-# error; throughput errors pause the number's bucket for every process,
-# growing while they go on and not for a burst from one moment.
+# error; throughput errors cut the number's shared rate, then pause its
+# bucket for every process, growing while they go on and not for a burst
+# from one moment.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 
@@ -21,7 +22,7 @@ calls() {
 }
 
 fake_start --rate 0 --pair-ms 0 --script 01=132001 --script 02=131026 \
-    --script 03=130429 --script 04=131057
+    --script 03=130429 --script 04=131057 --script 05=slow:1100
 
 # A halt: one fatal answer, then no more calls for that campaign.
 {
@@ -74,23 +75,37 @@ is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" \
     'failed failed sent failed failed failed ' \
     '... and another number is another campaign'
 
-# Throughput: the pause is in the shared bucket, so another wa-send (a
-# separate process) holds its request until the pause is over.
-req 41 +15550004103 104 | wa-send >"$T/out" 2>"$T/err"
+# Throughput: a first 130429 cuts the number's rate; one for a request
+# sent once the cut has settled (1 s on: the slow success between) pauses
+# the shared bucket, so another wa-send (a separate process) holds its
+# request until the pause is over.
+{
+	req 41 +15550004103 104
+	req 45 +15550004505 104
+	req 46 +15550004603 104
+} | wa-send -j 1 >"$T/out" 2>"$T/err"
+like "$(cat "$T/err")" 'number 104: throughput limit \(error 130429\): rate cut to 63/s' \
+    'the first 130429 cuts the rate (70/s by 10%)'
+is "$(grep -c 'pausing its bucket 1000 ms' "$T/err")" 1 \
+    'one after the cut settled pauses the bucket'
 req 42 +15550004200 104 | wa-send >"$T/out2" 2>"$T/err2"
-is "$(jq -r .result.outcome "$T/out") $(jq -r .result.outcome "$T/out2")" \
-    'retry sent' '130429 is retried; the next request is sent'
-t1=$(jq -r 'select(.to == "+15550004103") | .t' "$FAKE_LOG")
+is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')$(jq -r .result.outcome "$T/out2")" \
+    'retry sent retry sent' '130429 is retried; the next request is sent'
+t1=$(jq -r 'select(.to == "+15550004603") | .t' "$FAKE_LOG")
 t2=$(jq -r 'select(.to == "+15550004200") | .t' "$FAKE_LOG")
 ok "another process waited out the 1 s pause ($((t2 - t1)) ms)" \
     test "$((t2 - t1))" -ge 1000
 # ... and so does wa-throttle, another program: its line passes no sooner
 # than 1 s after Meta's 130429 (the log's time, stamped before the answer;
 # 10 ms for clocks read in whole ms).
-req 43 +15550004303 105 | wa-send >/dev/null 2>&1
+{
+	req 43 +15550004303 105
+	req 47 +15550004705 105
+	req 48 +15550004803 105
+} | wa-send -j 1 >/dev/null 2>&1
 req 44 +15550004400 105 | wa-throttle >"$T/out"
 e=$(date +%s%3N)
-t43=$(jq -r 'select(.to == "+15550004303") | .t' "$FAKE_LOG")
+t43=$(jq -r 'select(.to == "+15550004803") | .t' "$FAKE_LOG")
 ok "wa-throttle holds the number back too ($((e - t43)) ms after the 130429)" \
     test $((e - t43)) -ge 990
 is "$(jq -r .id "$T/out")" 44 '... then passes the line'
@@ -99,7 +114,9 @@ is "$(jq -r .id "$T/out")" 44 '... then passes the line'
 # a success after the pause halves it.
 {
 	req 51 +15550005103 106
+	req 54 +15550005405 106
 	req 52 +15550005203 106
+	req 55 +15550005503 106
 	req 53 +15550005300 106
 } >"$T/in"
 s=$(date +%s)
@@ -107,19 +124,23 @@ wa-send -j 1 --metrics "$T/metrics" <"$T/in" >"$T/out" 2>"$T/err"
 e=$(date +%s)
 like "$(cat "$T/err")" 'pausing its bucket 1000 ms' 'the first pause: 1 s'
 like "$(cat "$T/err")" 'pausing its bucket 2000 ms' 'the next one: 2 s'
-ok 'the held requests waited out both pauses' test $((e - s)) -ge 2
-is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" 'retry retry sent ' \
+ok 'the held requests waited out both pauses' test $((e - s)) -ge 3
+is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" 'retry sent retry retry sent ' \
     'held requests are sent after the pause'
 like "$(cat "$T/metrics")" 'wa_send_pause_seconds 1$' \
     'the success halved the pause'
 
 # A burst from one moment is one error: five 130429s in flight together
-# pause once, for 1 s.
-for i in 1 2 3 4 5; do req "$((60 + i))" "+155500060${i}03" 107; done \
-    >"$T/in"
-wa-send -j 5 <"$T/in" >"$T/out" 2>"$T/err"
-is "$(grep -c 'pausing its bucket' "$T/err")" 1 'a burst pauses once'
-like "$(cat "$T/err")" 'pausing its bucket 1000 ms' '... for 1 s'
+# (once the campaign's canary came back) cut the rate once, and do not
+# pause.
+{
+	req 60 +15550006000 107
+	for i in 1 2 3 4 5; do req "$((60 + i))" "+155500060${i}03" 107; done
+} >"$T/in"
+wa-send -j 6 --metrics "$T/m" <"$T/in" >"$T/out" 2>"$T/err"
+is "$(grep -c 'rate cut' "$T/err")" 1 'a burst cuts the rate once'
+is "$(grep -c 'pausing its bucket' "$T/err")" 0 '... and does not pause'
+like "$(cat "$T/m")" 'wa_send_in_flight_max 5$' '... the five were out together'
 
 # 131057 pauses the number for a minute: a request after it is held, and
 # answered retry, unsent, when wa-send is told to stop.

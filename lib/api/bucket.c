@@ -10,6 +10,10 @@
  * before it and nothing accumulates during it; the end is also kept apart
  * and checked, so that a rate or burst changed during the pause cannot
  * shorten it.
+ *
+ * The rate in force may be below the configured one: wa-send cuts it on
+ * Meta's throughput errors, and it climbs back by steps (adaptive rate,
+ * api/guard.c). Setting the rate sets both.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +39,9 @@ struct state {
 	uint32_t	size;
 	char		boot_id[40];	/* the clock counts from this boot */
 	_Atomic int64_t	tat;
-	_Atomic int64_t	interval;	/* ns per token */
+	_Atomic int64_t	interval;	/* ns per token, in force */
+	_Atomic int64_t	base;		/* ns per token, as configured */
+	_Atomic int64_t	changed;	/* when the rate was last adapted */
 	_Atomic int64_t	burst;
 	_Atomic int64_t	paused_until;
 	_Atomic uint64_t passed;
@@ -189,6 +195,7 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 			rate = WA_BUCKET_RATE;
 		memset(s, 0, sizeof *s);
 		atomic_store(&s->interval, interval_of(rate));
+		atomic_store(&s->base, interval_of(rate));
 		atomic_store(&s->burst, burst_of(rate, burst));
 		s->size = sizeof *s;
 		s->magic = MAGIC;
@@ -313,7 +320,62 @@ void
 wa_bucket_set_rate(struct wa_bucket *b, double rate, int64_t burst)
 {
 	atomic_store(&b->s->burst, burst_of(rate, burst));
+	atomic_store(&b->s->base, interval_of(rate));
 	atomic_store(&b->s->interval, interval_of(rate));
+	atomic_store(&b->s->changed, 0);
+}
+
+/*
+ * Adaptive rate, for every process at once. A cut multiplies the rate in
+ * force by factor (< 1), down to WA_BUCKET_ADAPT_MIN or the configured
+ * rate if that is lower; the burst stays. Returns the new rate, or 0 if
+ * it was at the floor already.
+ */
+double
+wa_bucket_cut(struct wa_bucket *b, double factor)
+{
+	struct state *s = b->s;
+	int64_t i = atomic_load(&s->interval), want, floor;
+
+	floor = interval_of(WA_BUCKET_ADAPT_MIN);
+	if (atomic_load(&s->base) > floor)
+		floor = atomic_load(&s->base);
+	do {
+		want = interval_of(1e9 / i * factor);
+		if (want > floor)
+			want = floor;
+		if (want <= i)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&s->interval, &i, want));
+	atomic_store(&s->changed, wa_now_ns());
+	return 1e9 / want;
+}
+
+/*
+ * The other half: once every ns since the last change, the rate in force
+ * climbs by step per second, up to the configured rate. One process
+ * makes each step (the one that moves the time of the last change).
+ * Returns the new rate, or 0 when it was not this caller's to change.
+ */
+double
+wa_bucket_climb(struct wa_bucket *b, double step, int64_t ns)
+{
+	struct state *s = b->s;
+	int64_t now = wa_now_ns(), base = atomic_load(&s->base), i, want;
+	int64_t last = atomic_load(&s->changed);
+
+	i = atomic_load(&s->interval);
+	if (i <= base || now - last < ns ||
+	    !atomic_compare_exchange_strong(&s->changed, &last, now))
+		return 0;
+	do {
+		want = interval_of(1e9 / i + step);
+		if (want < base)
+			want = base;
+		if (want >= i)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&s->interval, &i, want));
+	return 1e9 / want;
 }
 
 void
@@ -322,6 +384,7 @@ wa_bucket_stats(struct wa_bucket *b, struct wa_bucket_stats *st)
 	int64_t left = atomic_load(&b->s->paused_until) - wa_now_ns();
 
 	st->rate = 1e9 / atomic_load(&b->s->interval);
+	st->base = 1e9 / atomic_load(&b->s->base);
 	st->burst = atomic_load(&b->s->burst);
 	st->paused_ms = left > 0 ? (left + 999999) / 1000000 : 0;
 	st->passed = atomic_load(&b->s->passed);

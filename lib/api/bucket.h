@@ -12,11 +12,13 @@
 #define WA_BUCKET_RATE_MIN 0.001
 #define WA_BUCKET_RATE_MAX 1000000.0
 #define WA_BUCKET_BURST_MAX 1000000
+#define WA_BUCKET_ADAPT_MIN 1.0	/* a cut goes no lower */
 #define WA_BUCKET_PAUSE_MAX 2592000000LL	/* ms: 30 days */
 
 struct wa_bucket;
 struct wa_bucket_stats {
-	double		rate;		/* tokens per second */
+	double		rate;		/* tokens per second, in force */
+	double		base;		/* tokens per second, configured */
 	int64_t		burst;		/* tokens that may go at once */
 	int64_t		paused_ms;	/* pause left, 0 when none */
 	uint64_t	passed;		/* tokens taken, by every process */
@@ -38,6 +40,9 @@ int64_t wa_bucket_paused_until(struct wa_bucket *b);
 void wa_bucket_waited(struct wa_bucket *b, int64_t ns);
 void wa_bucket_pause(struct wa_bucket *b, int64_t ms);
 void wa_bucket_set_rate(struct wa_bucket *b, double rate, int64_t burst);
+/* Adaptive rate: the new rate, or 0 when unchanged. */
+double wa_bucket_cut(struct wa_bucket *b, double factor);
+double wa_bucket_climb(struct wa_bucket *b, double step, int64_t ns);
 void wa_bucket_stats(struct wa_bucket *b, struct wa_bucket_stats *st);
 void wa_bucket_close(struct wa_bucket *b);
 

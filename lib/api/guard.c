@@ -1,14 +1,20 @@
 /*
  * guard.c: what one send's answer means for the sends after it.
  *
- * Numbers. A throughput error (130429 and kin) pauses the number's shared
- * bucket, so every wa-throttle and wa-send on the host holds back, not
- * just this one: first for WA_PAUSE_FIRST_MS, then twice as long each
- * time a request sent after the last pause still meets the limit, up to
- * WA_PAUSE_MAX_MS. Answers to requests that were already in flight when
- * the pause began say nothing about whether it is long enough, so they
- * do not grow it. Once requests sent after a pause succeed, the pause
- * halves at most every WA_PAUSE_DECAY_MS until it is gone. 131057 pauses
+ * Numbers. A throughput error (130429 and kin) cuts the rate of the
+ * number's shared bucket by WA_RATE_CUT, so every wa-throttle on the host
+ * slows down, not just this one; while no error comes, the rate climbs
+ * back by WA_RATE_STEP of the configured rate every WA_RATE_STEP_MS
+ * (additive increase, multiplicative decrease: it settles just under
+ * the limit Meta enforces). When a request sent after the cut still
+ * meets the limit, the rate is cut again and the bucket is paused, so
+ * every wa-throttle and wa-send holds back: first for WA_PAUSE_FIRST_MS,
+ * then twice as long each time a request sent after the last pause
+ * still meets the limit, up to WA_PAUSE_MAX_MS. Answers to requests that
+ * were already in flight when the rate changed say nothing about whether
+ * the change is enough, so they change nothing. Once requests sent after
+ * a pause succeed, the pause halves at most every WA_PAUSE_DECAY_MS until
+ * it is gone. Each change of the rate is a line on stderr and a metric. 131057 pauses
  * the number WA_PAUSE_MAINTENANCE_MS, 131048 WA_PAUSE_SPAM_MS with a loud
  * warning: someone must look at the number's quality.
  *
@@ -53,6 +59,8 @@ struct number {
 	int64_t		 decayed_ns;	/* when it last halved */
 	int64_t		 long_ns;	/* end of a 131057/131048 pause */
 	int64_t		 until_ns;	/* end of the pauses we asked for */
+	int		 stormy;	/* a throughput error, no success since */
+	struct wa_metric *rate;		/* the rate in force after a change */
 };
 
 struct campaign {
@@ -76,7 +84,7 @@ struct wa_guard {
 	int64_t		 down_pause_ms;	/* its pause now */
 	int64_t		 down_paused_ns; /* when that was set */
 	char		 down_why[256];	/* its last failure */
-	struct wa_metric *pauses, *pause_ms, *halted, *outages;
+	struct wa_metric *pauses, *pause_ms, *halted, *outages, *cuts, *climbs;
 };
 
 struct wa_guard *
@@ -93,6 +101,10 @@ wa_guard_new(int breaker)
 	    "Campaigns halted.");
 	g->outages = wa_counter("wa_send_outages_total", NULL,
 	    "Times the API could not be reached.");
+	g->cuts = wa_counter("wa_send_rate_cuts_total", NULL,
+	    "Cuts of a number's shared rate after a throughput error.");
+	g->climbs = wa_counter("wa_send_rate_climbs_total", NULL,
+	    "Steps of a number's shared rate back towards its own.");
 	return g;
 }
 
@@ -259,6 +271,66 @@ pause_number(struct wa_guard *g, struct number *n, int64_t ms)
 	wa_metric_add(g->pauses, 1);
 }
 
+/* The gauge of the number's rate in force, made on first use. */
+static void
+rate_metric(struct number *n, double rate)
+{
+	char label[96];
+
+	if (n->rate == NULL) {
+		snprintf(label, sizeof label, "number=\"%s\"", n->id);
+		n->rate = wa_gauge("wa_send_rate", label, "A number's shared "
+		    "rate in force after wa-send last changed it, per second.");
+	}
+	wa_metric_set(n->rate, rate);
+}
+
+/* Cuts the number's shared rate, making its bucket if need be. */
+static void
+cut(struct wa_guard *g, struct number *n, const struct wa_answer *a)
+{
+	double rate;
+
+	if (n->bucket == NULL && (n->bucket = wa_bucket_open(n->id, 0, 0)) ==
+	    NULL)
+		return;
+	if ((rate = wa_bucket_cut(n->bucket, WA_RATE_CUT)) == 0)
+		return;
+	wa_metric_add(g->cuts, 1);
+	rate_metric(n, rate);
+	wa_warn("number %s: throughput limit (%s %lld): rate cut to %.3g/s",
+	    n->id, a->code >= 0 ? "error" : "HTTP",
+	    (long long)(a->code >= 0 ? a->code : a->http), rate);
+}
+
+/*
+ * The other half of the adaptive rate: a step back up, when it is due;
+ * called on every answer (the steps need no timer: they matter only
+ * while this process sends).
+ */
+static void
+climb(struct wa_guard *g, struct number *n)
+{
+	struct wa_bucket_stats st;
+	double rate;
+
+	if (n->bucket == NULL || n->stormy)
+		return;
+	wa_bucket_stats(n->bucket, &st);
+	if (st.rate >= st.base * 0.9999)
+		return;
+	rate = st.base * WA_RATE_STEP;
+	if (rate < 1)
+		rate = 1;
+	if ((rate = wa_bucket_climb(n->bucket, rate, WA_RATE_STEP_MS *
+	    1000000LL)) == 0)
+		return;
+	wa_metric_add(g->climbs, 1);
+	rate_metric(n, rate);
+	wa_warn("number %s: rate back up to %.3g/s (its own: %.3g/s)", n->id,
+	    rate, st.base);
+}
+
 static void
 number_answer(struct wa_guard *g, struct number *n,
     const struct wa_answer *a, int64_t started)
@@ -268,7 +340,17 @@ number_answer(struct wa_guard *g, struct number *n,
 	switch (a->class) {
 	case WA_THROUGHPUT:
 		if (started < n->paused_ns)
-			break;		/* sent before the pause: no news */
+			break;		/* sent before the change: no news */
+		cut(g, n, a);
+		if (!n->stormy) {
+			/*
+			 * The first in a while: the cut may be enough, but
+			 * Meta's window still holds the sends before it.
+			 */
+			n->stormy = 1;
+			n->paused_ns = now + WA_RATE_SETTLE_MS * 1000000LL;
+			break;
+		}
 		n->pause_ms = n->pause_ms == 0 ? WA_PAUSE_FIRST_MS :
 		    n->pause_ms * 2 > WA_PAUSE_MAX_MS ? WA_PAUSE_MAX_MS :
 		    n->pause_ms * 2;
@@ -298,6 +380,8 @@ number_answer(struct wa_guard *g, struct number *n,
 			    a->title, (long long)ms / 1000);
 		break;
 	case WA_SENT:
+		if (started >= n->paused_ns)
+			n->stormy = 0;
 		if (n->pause_ms == 0 ||
 		    started < n->paused_ns + n->pause_ms * 1000000 ||
 		    now - n->decayed_ns < WA_PAUSE_DECAY_MS * 1000000LL)
@@ -408,6 +492,7 @@ wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
 	n = number(g, number_id);
 	outage(g, n, a, started);
 	number_answer(g, n, a, started);
+	climb(g, n);
 	for (n = g->numbers; n != NULL; n = n->next)
 		max = n->pause_ms > max ? n->pause_ms : max;
 	wa_metric_set(g->pause_ms, max / 1000.0);

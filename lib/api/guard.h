@@ -16,6 +16,16 @@
 #define WA_PAUSE_FIRST_MS	1000
 #define WA_PAUSE_MAX_MS		60000
 #define WA_PAUSE_DECAY_MS	1000
+/*
+ * Adaptive rate: a throughput error multiplies a number's shared rate by
+ * WA_RATE_CUT; it climbs back by WA_RATE_STEP of its configured rate
+ * every WA_RATE_STEP_MS.
+ */
+#define WA_RATE_CUT		0.9
+#define WA_RATE_STEP		0.02
+#define WA_RATE_STEP_MS		1000
+/* After a cut, the answers to sends this soon after say nothing. */
+#define WA_RATE_SETTLE_MS	1000
 /* 131057 (maintenance, e.g. a throughput upgrade: about a minute). */
 #define WA_PAUSE_MAINTENANCE_MS	60000
 /* 131048 (spam rate limit: Meta restricts the number for a while). */

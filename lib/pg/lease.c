@@ -14,7 +14,9 @@
  * so none outlives a pause by much. When Postgres cannot be reached no
  * token is given (fail closed), new attempts are made with pg/pg.h's
  * backoff, and past --pg-timeout the program exits 69 (the lines it did
- * not pass on stay claimed, for wa-reconcile).
+ * not pass on stay claimed, for wa-reconcile). A cut of the host's rate
+ * by wa-send (adaptive rate) holds this host back further: its tokens
+ * must then come from both.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,7 @@ struct wa_lease {
 	int64_t	 used;
 	int64_t	 retry_at;	/* no lease to be had before this */
 	int64_t	 paused_until;	/* the row's pause, as last seen */
+	int	 have;		/* a leased token, waiting for the host's */
 };
 
 static const char *lease_sql =
@@ -183,6 +186,24 @@ lease(struct wa_lease *l)
 }
 
 /*
+ * With a leased token in hand: while wa-send has cut this host's rate
+ * (adaptive rate, api/guard.c), the host's bucket must give a token too,
+ * so that the cut holds back this host's share of the cluster's rate.
+ */
+static int64_t
+host_too(struct wa_lease *l)
+{
+	struct wa_bucket_stats st;
+	int64_t ns;
+
+	wa_bucket_stats(l->host, &st);
+	if (st.rate < st.base && (ns = wa_bucket_take(l->host)) > 0)
+		return ns;
+	l->have = 0;
+	return 0;
+}
+
+/*
  * Takes a token: returns 0, or the ns to wait before asking again, or
  * WA_LEASE_DOWN while Postgres cannot be reached.
  */
@@ -201,6 +222,8 @@ wa_lease_take(struct wa_lease *l)
 			l->pushed = until;
 		return until - now;
 	}
+	if (l->have)
+		return host_too(l);
 	if (l->used >= l->n || now >= l->end) {
 		if (now < l->retry_at)
 			return l->retry_at - now;
@@ -214,7 +237,8 @@ wa_lease_take(struct wa_lease *l)
 	if (t > now)
 		return t - now;
 	l->used++;
-	return 0;
+	l->have = 1;
+	return host_too(l);
 }
 
 /* The end of the pause in force, here or on the row at the last lease. */
