@@ -4,7 +4,7 @@
  *
  * Reads and writes campaigns and campaign_recipients (Postgres). First it
  * applies the send results that a wa-record on this host kept on disk
- * (WA_STATE_DIR/results) and whose writer is gone, so that no row is
+ * (WA_RESULTS_DIR) and whose writer is gone, so that no row is
  * settled by guess whose result is known. A row left in sending longer
  * than --stale-after (its pipeline died) becomes unknown. An unknown row
  * no status webhook has settled after --unknown-after gets its

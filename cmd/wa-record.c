@@ -2,7 +2,7 @@
  * wa-record: applies send results to campaign_recipients in batches.
  *
  * Reads NDJSON send results (wa-send's output) on stdin, after applying
- * any results an earlier run kept on disk (WA_STATE_DIR/results). Writes
+ * any results an earlier run kept on disk (WA_RESULTS_DIR). Writes
  * each batch with one statement (lib/pg/results.c: fenced, rank-monotone,
  * outage and unsent not counted as attempts). Echoes every line on stdout
  * once its batch is committed. When Postgres does not answer, the batch

@@ -22,11 +22,13 @@
  * cannot be used, 64 on a usage error; killed by the signal after a
  * second one.
  */
+#include <dirent.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -51,6 +53,7 @@ struct number {
 	struct wa_bucket *b;		/* on this host */
 	struct wa_lease	*l;		/* its tokens: b's or the cluster's */
 	int64_t		 pause_seen;	/* end of the last pause counted */
+	int		 told;		/* whether -r was checked on the row */
 	uint64_t	 passed;
 	uint64_t	 pauses;
 	int64_t		 waited;
@@ -68,7 +71,10 @@ static struct {
 	double		 set_rate;
 	int		 rate_given;
 	long long	 pg_timeout;
-} opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0, WA_PG_TIMEOUT };
+	int		 show;
+	int		 create;
+} opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0, WA_PG_TIMEOUT, 0,
+    0 };
 
 static struct number numbers[MAX_NUMBERS];
 static int nnumbers;
@@ -82,8 +88,10 @@ usage(FILE *f, int status)
 	    "[--reject file] [--metrics file]\n"
 	    "                  [--cluster [-d conninfo] [--lease-ms ms] "
 	    "[--pg-timeout secs]]\n"
-	    "       wa-throttle --number id [--set-rate rate [-b burst]] "
-	    "[--pause ms] [--cluster]\n"
+	    "       wa-throttle --number id [--set-rate rate [-b burst] "
+	    "[--create]] [--pause ms]\n"
+	    "                  [--cluster [-d conninfo]]\n"
+	    "       wa-throttle --show [--number id] [--cluster [-d conninfo]]\n"
 	    "       wa-throttle -h | --help | --version\n");
 	exit(status);
 }
@@ -125,7 +133,7 @@ number(const char *id)
 	differs = opt.burst && st.burst != opt.burst;
 	if (opt.rate_given && fabs(st.base - opt.rate) > opt.rate / 1000)
 		differs = 1;
-	if (cluster == NULL && differs)
+	if (cluster == NULL && differs && !opt.set_rate && !opt.pause_ms)
 		wa_warn("%s: its bucket is shared and runs at %g/s, burst "
 		    "%lld: -r and -b only make a new bucket (use --set-rate)",
 		    id, st.base, (long long)st.burst);
@@ -194,6 +202,19 @@ take(struct number *nb)
 		if (report_asked)
 			report();
 	}
+	if (cluster != NULL && !nb->told && !wa_stopping) {
+		/* The first lease told the row's rate: say if -r is not it. */
+		struct wa_bucket_stats st;
+
+		nb->told = 1;
+		wa_lease_stats(nb->l, &st);
+		if ((opt.rate_given && fabs(st.rate - opt.rate) > opt.rate /
+		    1000) || (opt.burst && st.burst != opt.burst))
+			wa_warn("%s: the cluster's bucket runs at %g/s, burst "
+			    "%lld, which this process keeps: -r and -b only "
+			    "make a new row (use --set-rate --cluster)", nb->id,
+			    st.rate, (long long)st.burst);
+	}
 	if (t0 != 0) {
 		t0 = wa_now_ns() - t0;
 		nb->waited += t0;
@@ -215,18 +236,172 @@ patience(void)
 	return until > now ? (int)(until - now) : 0;
 }
 
-/* --pause and --set-rate: change the bucket of --number and exit. */
+/* A pause's end as RFC 3339 UTC, ms from now; "-" when none. */
+static const char *
+until_text(int64_t ms)
+{
+	static char buf[32];
+	struct timespec ts;
+	struct tm tm;
+	time_t t;
+
+	if (ms <= 0)
+		return "-";
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t = ts.tv_sec + (ts.tv_nsec / 1000000 + ms + 999) / 1000;
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+static void
+show_line(const char *id, const struct wa_bucket_stats *st,
+    const char *where)
+{
+	printf("%-16s %10.6g %10.6g %7lld  %-20s  %s\n", id, st->rate,
+	    st->base, (long long)st->burst, until_text(st->paused_ms), where);
+}
+
+static void
+show_row(const char *id, const struct wa_bucket_stats *st)
+{
+	show_line(id, st, "cluster");
+}
+
+static int
+bucket_file(const struct dirent *d)
+{
+	return strncmp(d->d_name, "bucket-", 7) == 0 &&
+	    wa_number_id_valid(d->d_name + 7);
+}
+
+/*
+ * --show: each bucket (or --number's) on this host, or with --cluster
+ * the cluster's rows: the rate in force and the configured one, burst,
+ * the end of a pause, and where it lives. Exits 0, 69 when --number has
+ * no bucket.
+ */
+static int
+show(void)
+{
+	struct wa_bucket_stats st;
+	struct dirent **names = NULL;
+	struct wa_buf path = { 0 };
+	struct wa_bucket *b;
+	const char *dir = wa_bucket_dir();
+	int i, n, found = 0;
+
+	printf("%-16s %10s %10s %7s  %-20s  %s\n", "number", "rate/s",
+	    "own/s", "burst", "paused_until", "where");
+	if (cluster != NULL) {
+		found = wa_cluster_buckets(cluster, opt.number, show_row);
+	} else if ((n = scandir(dir, &names, bucket_file, alphasort)) >= 0) {
+		for (i = 0; i < n; i++) {
+			const char *id = names[i]->d_name + 7;
+
+			if ((opt.number == NULL || strcmp(id, opt.number) ==
+			    0) && (b = wa_bucket_find(id)) != NULL) {
+				wa_bucket_stats(b, &st);
+				path.len = 0;
+				wa_buf_printf(&path, "%s/%s", dir,
+				    names[i]->d_name);
+				show_line(id, &st, path.s);
+				wa_bucket_close(b);
+				found++;
+			}
+			free(names[i]);
+		}
+		free(names);
+	}
+	wa_buf_free(&path);
+	if (found == 0 && opt.number == NULL)
+		wa_warn("no bucket %s%s", cluster ? "in the cluster" :
+		    "in ", cluster ? "" : dir);
+	if (found > 0 || opt.number == NULL)
+		return 0;
+	wa_warn("number %s has no bucket %s", opt.number, cluster ?
+	    "in the cluster (throttle_buckets)" : "on this host");
+	if (cluster == NULL)
+		wa_warn("(looked in %s: is WA_STATE_DIR the pipelines'?)", dir);
+	return EX_UNAVAILABLE;
+}
+
+static struct wa_bucket_stats row;
+
+static void
+copy_row(const char *id, const struct wa_bucket_stats *st)
+{
+	(void)id;
+	row = *st;
+}
+
+/* Whether --number has a bucket: on this host, or in the cluster. */
+static int
+exists(struct wa_bucket_stats *st)
+{
+	struct wa_bucket *b;
+
+	if (cluster != NULL) {
+		if (wa_cluster_buckets(cluster, opt.number, copy_row) <= 0)
+			return 0;
+		*st = row;
+		return 1;
+	}
+	if ((b = wa_bucket_find(opt.number)) == NULL)
+		return 0;
+	wa_bucket_stats(b, st);
+	wa_bucket_close(b);
+	return 1;
+}
+
+/*
+ * --pause and --set-rate: change the bucket of --number and exit. A rate
+ * is set only on a bucket that exists, unless --create: a mistyped
+ * number must not make one.
+ */
 static int
 control(void)
 {
-	struct number *nb = number(opt.number);
+	struct wa_bucket_stats was = { 0 };
+	struct number *nb;
+	const char *where = cluster ? "the cluster's" : "this host's";
+	int there;
 
-	if (nb == NULL)
+	if (!wa_number_id_valid(opt.number))
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
-	if ((opt.set_rate > 0 && wa_lease_set_rate(nb->l, opt.set_rate,
-	    opt.burst) < 0) || (opt.pause_ms > 0 && wa_lease_pause(nb->l,
-	    opt.pause_ms) < 0))
-		return EX_UNAVAILABLE;
+	there = exists(&was);
+	if (opt.set_rate > 0 && !there && !opt.create) {
+		wa_warn("number %s has no bucket on %s: check the number, or "
+		    "add --create to make one at %g/s", opt.number, cluster ?
+		    "the cluster" : "this host", opt.set_rate);
+		if (cluster == NULL)
+			wa_warn("(looked in %s: is WA_STATE_DIR the "
+			    "pipelines'?)", wa_bucket_dir());
+		return EX_USAGE;
+	}
+	nb = number(opt.number);
+	if (opt.set_rate > 0) {
+		if (wa_lease_set_rate(nb->l, opt.set_rate, opt.burst) < 0)
+			return EX_UNAVAILABLE;
+		if (there)
+			wa_warn("number %s: %s bucket's rate %g/s -> %g/s, "
+			    "burst %lld -> %lld", opt.number, where, was.base,
+			    opt.set_rate, (long long)was.burst,
+			    (long long)(opt.burst ? opt.burst :
+			    wa_bucket_default_burst(opt.set_rate)));
+		else
+			wa_warn("number %s: %s bucket made at %g/s, burst "
+			    "%lld", opt.number, where, opt.set_rate,
+			    (long long)(opt.burst ? opt.burst :
+			    wa_bucket_default_burst(opt.set_rate)));
+	}
+	if (opt.pause_ms > 0) {
+		if (wa_lease_pause(nb->l, opt.pause_ms) < 0)
+			return EX_UNAVAILABLE;
+		wa_warn("number %s: %s bucket paused %lld ms, until %s",
+		    opt.number, where, opt.pause_ms,
+		    until_text(opt.pause_ms));
+	}
 	return 0;
 }
 
@@ -260,6 +435,7 @@ main(int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{ "cluster", no_argument, NULL, 'C' },
+		{ "create", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "lease-ms", required_argument, NULL, 'L' },
 		{ "pg-timeout", required_argument, NULL, 'T' },
@@ -268,6 +444,7 @@ main(int argc, char **argv)
 		{ "pause", required_argument, NULL, 'P' },
 		{ "reject", required_argument, NULL, 'j' },
 		{ "set-rate", required_argument, NULL, 'S' },
+		{ "show", no_argument, NULL, 's' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -288,6 +465,12 @@ main(int argc, char **argv)
 			break;
 		case 'C':
 			opt.cluster = 1;
+			break;
+		case 'c':
+			opt.create = 1;
+			break;
+		case 's':
+			opt.show = 1;
 			break;
 		case 'd':
 			opt.conninfo = optarg;
@@ -327,13 +510,27 @@ main(int argc, char **argv)
 		default:
 			usage(stderr, EX_USAGE);
 		}
-	if (optind != argc || ((opt.pause_ms || opt.set_rate) &&
-	    opt.number == NULL))
+	if (optind != argc)
 		usage(stderr, EX_USAGE);
+	if ((opt.pause_ms || opt.set_rate) && opt.number == NULL) {
+		wa_warn("%s needs --number ID: the phone number id whose "
+		    "bucket to change (wa-throttle --show lists them)",
+		    opt.set_rate ? "--set-rate" : "--pause");
+		usage(stderr, EX_USAGE);
+	}
+	if (opt.create && !opt.set_rate) {
+		wa_warn("--create goes with --set-rate");
+		usage(stderr, EX_USAGE);
+	}
+	if (opt.show && (opt.pause_ms || opt.set_rate)) {
+		wa_warn("--show changes nothing: use it apart from --set-rate "
+		    "and --pause");
+		usage(stderr, EX_USAGE);
+	}
 	if (opt.cluster)
 		cluster = wa_cluster_open(opt.conninfo, opt.pg_timeout);
-	if (opt.pause_ms || opt.set_rate) {
-		status = control();
+	if (opt.show || opt.pause_ms || opt.set_rate) {
+		status = opt.show ? show() : control();
 		wa_cluster_close(cluster);
 		return status;
 	}

@@ -20,7 +20,7 @@ unset DATABASE_URL PGSERVICE PGPORT PGPASSWORD WA_TOKEN WA_TOKEN_FILE \
 exec 7>&1
 T=$(mktemp -d /tmp/wapipe-test.XXXXXX)
 chmod 755 "$T"
-export WA_STATE_DIR="$T/state"
+export WA_STATE_DIR="$T/state" WA_RESULTS_DIR="$T/state/results"
 t_n=0
 t_failed=0
 t_pids=""

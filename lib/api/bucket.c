@@ -57,23 +57,58 @@ struct wa_bucket {
 static char dir[4096];
 static int in_tmp;		/* dir is the fallback under /tmp */
 
-/* WA_STATE_DIR, else $XDG_RUNTIME_DIR/wapipe, else /tmp/wapipe-UID. */
+/*
+ * WA_STATE_DIR; else WA_RUN_DIR (/run/wapipe) when we may write it, or
+ * make it: one directory for every session and cron job on the host, so
+ * that they all share one bucket per number; else /tmp/wapipe-UID, the
+ * same for every session of the user. Looks, makes nothing.
+ */
 const char *
 wa_bucket_dir(void)
 {
 	const char *env = getenv("WA_STATE_DIR");
-	const char *run = getenv("XDG_RUNTIME_DIR");
 
 	in_tmp = 0;
 	if (env != NULL && *env)
 		snprintf(dir, sizeof dir, "%s", env);
-	else if (run != NULL && *run)
-		snprintf(dir, sizeof dir, "%s/wapipe", run);
+	else if (access(WA_RUN_DIR, W_OK | X_OK) == 0 ||
+	    (errno == ENOENT && access(WA_RUN_PARENT, W_OK | X_OK) == 0))
+		snprintf(dir, sizeof dir, "%s", WA_RUN_DIR);
 	else {
 		snprintf(dir, sizeof dir, "/tmp/wapipe-%ld", (long)getuid());
 		in_tmp = 1;
 	}
 	return dir;
+}
+
+/*
+ * Where results wait for Postgres (pg/spill.c), a place that survives a
+ * reboot: WA_RESULTS_DIR; else WA_LIB_DIR/results (/var/lib/wapipe, the
+ * package's) when we may write there; else
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/wapipe/results; else the state
+ * directory's results/.
+ */
+const char *
+wa_results_dir(void)
+{
+	static char res[4096];
+	const char *env = getenv("WA_RESULTS_DIR");
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+
+	if (env != NULL && *env)
+		snprintf(res, sizeof res, "%s", env);
+	else if (access(WA_LIB_DIR "/results", W_OK | X_OK) == 0 ||
+	    (errno == ENOENT && access(WA_LIB_DIR, W_OK | X_OK) == 0))
+		snprintf(res, sizeof res, "%s/results", WA_LIB_DIR);
+	else if (xdg != NULL && *xdg == '/')
+		snprintf(res, sizeof res, "%s/wapipe/results", xdg);
+	else if (home != NULL && *home == '/')
+		snprintf(res, sizeof res, "%s/.local/state/wapipe/results",
+		    home);
+	else
+		snprintf(res, sizeof res, "%s/results", wa_bucket_dir());
+	return res;
 }
 
 /*
@@ -85,7 +120,8 @@ make_dir(void)
 {
 	struct stat st;
 
-	if (mkdir(wa_bucket_dir(), 0700) < 0 && errno != EEXIST) {
+	if (mkdir(wa_bucket_dir(), in_tmp ? 0700 : 0750) < 0 &&
+	    errno != EEXIST) {
 		wa_warn("mkdir %s:", dir);
 		return -1;
 	}

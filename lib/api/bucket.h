@@ -26,8 +26,14 @@ struct wa_bucket_stats {
 	uint64_t	pauses;		/* pauses asked for */
 };
 
-/* WA_STATE_DIR, or the default. */
+#define WA_RUN_PARENT "/run"
+#define WA_RUN_DIR WA_RUN_PARENT "/wapipe"
+#define WA_LIB_DIR "/var/lib/wapipe"
+
+/* WA_STATE_DIR, or the default (/run/wapipe, else /tmp/wapipe-UID). */
 const char *wa_bucket_dir(void);
+/* WA_RESULTS_DIR, or the default, which survives a reboot. */
+const char *wa_results_dir(void);
 int64_t wa_bucket_default_burst(double rate);
 /* The bucket of number, made with rate and burst (0: default) if new. */
 struct wa_bucket *wa_bucket_open(const char *number, double rate,

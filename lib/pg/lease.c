@@ -69,6 +69,14 @@ static const char *rate_sql =
     " ON CONFLICT (phone_number_id) DO UPDATE"
     " SET rate = excluded.rate, burst = excluded.burst, updated_at = now()";
 
+static const char *show_sql =
+    "SELECT phone_number_id, rate, burst,"
+    "  CASE WHEN paused_until > clock_timestamp() THEN"
+    "   extract(epoch FROM paused_until - clock_timestamp()) ELSE 0 END"
+    " FROM throttle_buckets"
+    " WHERE $1::text IS NULL OR phone_number_id = $1"
+    " ORDER BY phone_number_id";
+
 struct wa_cluster *
 wa_cluster_open(const char *conninfo, long long timeout_s)
 {
@@ -312,4 +320,34 @@ wa_lease_set_rate(struct wa_lease *l, double rate, int64_t burst)
 	l->burst = burst;
 	l->n = l->used = 0;
 	return 0;
+}
+
+/*
+ * Calls each for every number's row (only number's when not NULL), in
+ * order: the number, its rate, burst and pause left (ms, 0: none).
+ * Returns how many rows, or -1 when Postgres cannot be reached.
+ */
+int
+wa_cluster_buckets(struct wa_cluster *c, const char *number,
+    void (*each)(const char *, const struct wa_bucket_stats *))
+{
+	const char *p[] = { number };
+	struct wa_bucket_stats st;
+	PGresult *res;
+	int i, n;
+
+	if ((res = wa_pg_need(c->db, NULL, show_sql, 1, p)) == NULL)
+		return -1;
+	n = PQntuples(res);
+	for (i = 0; i < n; i++) {
+		memset(&st, 0, sizeof st);
+		st.rate = st.base = atof(PQgetvalue(res, i, 1));
+		st.burst = atoll(PQgetvalue(res, i, 2));
+		st.paused_ms = (int64_t)(atof(PQgetvalue(res, i, 3)) * 1000 +
+		    0.999);
+		if (each != NULL)
+			each(PQgetvalue(res, i, 0), &st);
+	}
+	PQclear(res);
+	return n;
 }

@@ -20,6 +20,9 @@ struct wa_lease;
 struct wa_cluster *wa_cluster_open(const char *conninfo, long long timeout_s);
 int wa_cluster_down(const struct wa_cluster *c);
 void wa_cluster_close(struct wa_cluster *c);
+/* Each number's row (or number's only): how many, -1 if down. */
+int wa_cluster_buckets(struct wa_cluster *c, const char *number,
+    void (*each)(const char *, const struct wa_bucket_stats *));
 
 /* Tokens of number: from host, or from the cluster c when not NULL. */
 struct wa_lease *wa_lease_open(struct wa_cluster *c, struct wa_bucket *host,

@@ -1,7 +1,9 @@
 /*
  * spill.c: send results kept on disk until Postgres takes them.
  *
- * Where: WA_STATE_DIR/results/ (lib/api/bucket.c's directory). What: a
+ * Where: WA_RESULTS_DIR, by default /var/lib/wapipe/results or
+ * ~/.local/state/wapipe/results (api/bucket.c: wa_results_dir), a place
+ * that survives a reboot, unlike WA_STATE_DIR under /run. What: a
  * file per wa-record process, "<unix ms>-<pid>.ndjson", holding the
  * result lines as wa-send wrote them, so a file is also valid input for
  * wa-record. Concurrency: the owner locks its file (flock) for its whole
@@ -38,16 +40,26 @@ struct wa_spill {
 	int		 dirty;		/* written since the last sync */
 };
 
-/* WA_STATE_DIR/results, made if missing; NULL after saying why. */
+/*
+ * The results directory (api/bucket.c's wa_results_dir), made if missing
+ * with its parents; NULL after saying why.
+ */
 static const char *
 dir(void)
 {
 	static char path[4200];
-	const char *top = wa_bucket_dir();
+	char *p;
 
-	snprintf(path, sizeof path, "%s/results", top);
-	if ((mkdir(top, 0700) < 0 && errno != EEXIST) ||
-	    (mkdir(path, 0700) < 0 && errno != EEXIST)) {
+	snprintf(path, sizeof path, "%s", wa_results_dir());
+	for (p = path + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			wa_warn("mkdir %s:", path);
+			return NULL;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
 		wa_warn("mkdir %s:", path);
 		return NULL;
 	}

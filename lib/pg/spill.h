@@ -1,6 +1,6 @@
 /*
  * pg/spill.h: send results that wa-record could not apply, kept on disk
- * under WA_STATE_DIR/results until a later wa-record or wa-reconcile
+ * under WA_RESULTS_DIR until a later wa-record or wa-reconcile
  * applies them. Each process appends to a file of its own, locked while
  * it lives; a file whose owner is gone is applied, then removed.
  */
