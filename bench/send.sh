@@ -30,7 +30,7 @@ secs() {
 }
 # metric NAME: a value from wa-send's --metrics file.
 metric() {
-	awk -v n="$1" '$1 == n { print $2 }' "$T/metrics"
+	awk -v n="$1" '{ k = $1; sub(/\{.*/, "", k) } k == n { print $2 }' "$T/metrics"
 }
 
 WA_TOKEN=bench-token-$$

@@ -92,7 +92,8 @@ static void
 usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-claim [--once] [-d conninfo] [-n batch] "
-	    "[--metrics file] [--pg-timeout secs]\n"
+	    "[--pg-timeout secs]\n"
+	    "                [--metrics file [--metrics-label name=value]]\n"
 	    "                [--pipe-size bytes] [--poll-ms ms] "
 	    "-c campaign\n"
 	    "       wa-claim -h | --help | --version\n");
@@ -346,6 +347,7 @@ main(int argc, char **argv)
 	static const struct option longs[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-label", required_argument, NULL, 'l' + 256 },
 		{ "once", no_argument, NULL, '1' },
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "pipe-size", required_argument, NULL, 'P' },
@@ -379,6 +381,9 @@ main(int argc, char **argv)
 		case 'M':
 			wa_metrics_open(optarg);
 			break;
+		case 'l' + 256:
+			wa_metrics_label_option(optarg);
+			break;
 		case 'n':
 			opt.batch = wa_num(optarg, 1, 100000, "batch");
 			break;
@@ -404,6 +409,7 @@ main(int argc, char **argv)
 		usage(stderr, EX_USAGE);
 
 	wa_signals();
+	wa_metrics_label("campaign", opt.campaign);
 	wa_metrics_on_usr2(NULL);
 	rows_total = wa_counter("wa_claim_rows_total", NULL,
 	    "Rows claimed and emitted.");

@@ -56,8 +56,9 @@ usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-record [-d conninfo] [-n batch] "
 	    "[--backoff-base ms] [--backoff-cap ms]\n"
-	    "                 [--flush-ms ms] [--metrics file] "
-	    "[--pg-timeout secs] [--reject file]\n"
+	    "                 [--flush-ms ms] [--pg-timeout secs] "
+	    "[--reject file]\n"
+	    "                 [--metrics file [--metrics-label name=value]]\n"
 	    "       wa-record -h | --help | --version\n");
 	exit(status);
 }
@@ -253,6 +254,7 @@ main(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-label", required_argument, NULL, 'l' + 256 },
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "reject", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
@@ -287,6 +289,9 @@ main(int argc, char **argv)
 			break;
 		case 'M':
 			wa_metrics_open(optarg);
+			break;
+		case 'l' + 256:
+			wa_metrics_label_option(optarg);
 			break;
 		case 'n':
 			opt.batch = wa_num(optarg, 1, 100000, "batch");

@@ -75,7 +75,8 @@ usage(FILE *f, int status)
 	    "[--timeout-ms ms]\n"
 	    "               [--connect-timeout-ms ms] [--outage-after secs] "
 	    "[--breaker n]\n"
-	    "               [--metrics file] [--reject file]\n"
+	    "               [--metrics file [--metrics-label name=value]] "
+	    "[--reject file]\n"
 	    "       wa-send -h | --help | --version\n");
 	exit(status);
 }
@@ -367,6 +368,7 @@ main(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-label", required_argument, NULL, 'l' + 256 },
 		{ "outage-after", required_argument, NULL, 'O' },
 		{ "reject", required_argument, NULL, 'R' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
@@ -397,6 +399,9 @@ main(int argc, char **argv)
 			break;
 		case 'M':
 			wa_metrics_open(optarg);
+			break;
+		case 'l' + 256:
+			wa_metrics_label_option(optarg);
 			break;
 		case 'n':
 			opt.dry = 1;

@@ -67,8 +67,9 @@ usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-status-ingest [--once] [--prune] [-d conninfo] "
 	    "[-n batch] [--flush-ms ms]\n"
-	    "                        [--metrics file] [--pg-timeout secs] "
-	    "[--reject file]\n"
+	    "                        [--pg-timeout secs] [--reject file]\n"
+	    "                        [--metrics file "
+	    "[--metrics-label name=value]]\n"
 	    "                        [--retry-window s] [--sweep-interval s] "
 	    "[--unmatched-ttl s]\n"
 	    "                        [--follow dir]\n"
@@ -291,6 +292,7 @@ main(int argc, char **argv)
 		{ "follow", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-label", required_argument, NULL, 'l' + 256 },
 		{ "once", no_argument, NULL, '1' },
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "prune", no_argument, NULL, 'p' },
@@ -322,6 +324,9 @@ main(int argc, char **argv)
 			break;
 		case 'M':
 			wa_metrics_open(optarg);
+			break;
+		case 'l' + 256:
+			wa_metrics_label_option(optarg);
 			break;
 		case 'n':
 			opt.batch = wa_num(optarg, 1, 100000, "batch");

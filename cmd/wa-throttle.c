@@ -85,13 +85,15 @@ static void
 usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-throttle [-r rate] [-b burst] [--number id] "
-	    "[--reject file] [--metrics file]\n"
+	    "[--reject file]\n"
+	    "                  [--metrics file [--metrics-label name=value]]\n"
 	    "                  [--cluster [-d conninfo] [--lease-ms ms] "
 	    "[--pg-timeout secs]]\n"
 	    "       wa-throttle --number id [--set-rate rate [-b burst] "
-	    "[--create]] [--pause ms]\n"
-	    "                  [--cluster [-d conninfo]]\n"
-	    "       wa-throttle --show [--number id] [--cluster [-d conninfo]]\n"
+	    "[--create]]\n"
+	    "                  [--pause ms] [--cluster [-d conninfo]]\n"
+	    "       wa-throttle --show [--number id] "
+	    "[--cluster [-d conninfo]]\n"
 	    "       wa-throttle -h | --help | --version\n");
 	exit(status);
 }
@@ -440,6 +442,7 @@ main(int argc, char **argv)
 		{ "lease-ms", required_argument, NULL, 'L' },
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-label", required_argument, NULL, 'l' + 256 },
 		{ "number", required_argument, NULL, 'N' },
 		{ "pause", required_argument, NULL, 'P' },
 		{ "reject", required_argument, NULL, 'j' },
@@ -491,6 +494,9 @@ main(int argc, char **argv)
 		case 'M':
 			wa_metrics_open(optarg);
 			break;
+		case 'l' + 256:
+			wa_metrics_label_option(optarg);
+			break;
 		case 'N':
 			opt.number = optarg;
 			break;
@@ -536,6 +542,8 @@ main(int argc, char **argv)
 	}
 
 	wa_signals();
+	if (opt.number != NULL)
+		wa_metrics_label("number", opt.number);
 	wa_metrics_on_usr2(NULL);
 	wa_signal(SIGUSR1, on_usr1);
 	wa_input_init(&in, STDIN_FILENO, "<stdin>", 1);

@@ -131,8 +131,8 @@ usage(FILE *f, int status)
 	    "[--max-body bytes] [--max-buffered bytes]\n"
 	    "                  [--max-connections n] [--max-per-address n] "
 	    "[--header-timeout s]\n"
-	    "                  [--body-timeout s] [--metrics file] "
-	    "[--port-file file]\n"
+	    "                  [--body-timeout s] [--port-file file]\n"
+	    "                  [--metrics file [--metrics-label name=value]]\n"
 	    "                  [--segment-bytes bytes] -s | --spool spool-dir\n"
 	    "       wa-webhook -h | --help | --version\n");
 	exit(status);
@@ -567,6 +567,7 @@ main(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, 'C' },
 		{ "max-per-address", required_argument, NULL, 'A' },
 		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-label", required_argument, NULL, 'l' + 256 },
 		{ "port-file", required_argument, NULL, 'P' },
 		{ "segment-bytes", required_argument, NULL, 'S' },
 		{ "spool", required_argument, NULL, 's' },
@@ -613,6 +614,9 @@ main(int argc, char **argv)
 			break;
 		case 'M':
 			wa_metrics_open(optarg);
+			break;
+		case 'l' + 256:
+			wa_metrics_label_option(optarg);
 			break;
 		case 'P':
 			opt.port_file = optarg;

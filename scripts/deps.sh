@@ -6,11 +6,14 @@ set -eu
 
 # The last line is for the packaging tests (make deb, the units, the nginx
 # example); installing nginx starts Debian's own nginx on port 80 where a
-# service manager runs: the tests only run theirs, in a temp dir.
+# service manager runs: the tests only run theirs, in a temp dir. The
+# Prometheus pair is for tests/91-metrics.t (promtool check metrics, the
+# node exporter's textfile collector); it skips without them.
 pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
 libjson-c-dev libmicrohttpd-dev libssl-dev postgresql postgresql-client
 perl curl jq mandoc procps pv wrk util-linux openssl
-dpkg-dev binutils lintian systemd man-db nginx shellcheck"
+dpkg-dev binutils lintian systemd man-db nginx shellcheck
+prometheus prometheus-node-exporter"
 
 missing=""
 for p in $pkgs; do

@@ -95,7 +95,7 @@ wait "$pa"
 t1=$(now)
 ok "40 lines with a 1 s pause mid-way: >= 1.9 s (took $(took "$t0" "$t1"))" \
     at_least "$t0" "$t1" 1.9
-m=$(cat "$T/metrics")
+m=$(unlabel "$T/metrics")
 like "$m" "^wa_throttle_lines_total\\{number=\"$NUM\"\\} 40$" 'metrics: lines'
 like "$m" "^wa_throttle_pauses_total\\{number=\"$NUM\"\\} 1$" 'metrics: pauses'
 waited=$(printf '%s\n' "$m" | awk '/^wa_throttle_wait_seconds_total/ { print $2 }')
@@ -145,7 +145,7 @@ cpu() { awk '{ print $14 + $15 }' "/proc/$pa/stat"; }
 wakes() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pa/status"; }
 held() {
 	kill -USR2 "$pa"
-	grep -q "^wa_throttle_pauses_total{number=\"$NUM\"} 1$" "$T/m"
+	unlabel "$T/m" | grep -q "^wa_throttle_pauses_total{number=\"$NUM\"} 1$"
 }
 wait_for 30 catches "$pa" USR2
 ok 'the paused number holds its first line' wait_for 30 held

@@ -127,7 +127,7 @@ like "$(cat "$T/err")" 'pausing its bucket 2000 ms' 'the next one: 2 s'
 ok 'the held requests waited out both pauses' test $((e - s)) -ge 3
 is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" 'retry sent retry retry sent ' \
     'held requests are sent after the pause'
-like "$(cat "$T/metrics")" 'wa_send_pause_seconds 1$' \
+like "$(unlabel "$T/metrics")" 'wa_send_pause_seconds 1$' \
     'the success halved the pause'
 
 # A burst from one moment is one error: five 130429s in flight together
@@ -140,7 +140,7 @@ like "$(cat "$T/metrics")" 'wa_send_pause_seconds 1$' \
 wa-send -j 6 --metrics "$T/m" <"$T/in" >"$T/out" 2>"$T/err"
 is "$(grep -c 'rate cut' "$T/err")" 1 'a burst cuts the rate once'
 is "$(grep -c 'pausing its bucket' "$T/err")" 0 '... and does not pause'
-like "$(cat "$T/m")" 'wa_send_in_flight_max 5$' '... the five were out together'
+like "$(unlabel "$T/m")" 'wa_send_in_flight_max 5$' '... the five were out together'
 
 # 131057 pauses the number for a minute: a request after it is held, and
 # answered retry, unsent, when wa-send is told to stop.
@@ -152,7 +152,7 @@ pid=$!
 t_pids="$t_pids $pid"
 held() {
 	kill -USR2 "$pid"
-	grep -q '^wa_send_held 1$' "$T/m"
+	unlabel "$T/m" | grep -q '^wa_send_held 1$'
 }
 wait_for 30 catches "$pid" USR2
 ok 'the request after it is held' wait_for 30 held

@@ -51,13 +51,13 @@ wait "$pid"
 is $? 0 'timeouts are not errors: exit 0'
 is "$(jq -r .result.outcome "$T/out" | sort | uniq -c | tr -s ' ')" \
     ' 5 unknown' 'all five timed out after sending: unknown'
-like "$(cat "$T/metrics")" 'wa_send_in_flight_max 3$' \
+like "$(unlabel "$T/metrics")" 'wa_send_in_flight_max 3$' \
     'never more than three in flight'
-like "$(cat "$T/metrics")" 'wa_send_results_total\{outcome="unknown"\} 5' \
+like "$(unlabel "$T/metrics")" 'wa_send_results_total\{outcome="unknown"\} 5' \
     'metrics count outcomes'
-like "$(cat "$T/metrics")" 'wa_send_errors_total\{code="curl:28"\} 5' \
+like "$(unlabel "$T/metrics")" 'wa_send_errors_total\{code="curl:28"\} 5' \
     '... and errors by code'
-like "$(cat "$T/metrics")" 'wa_send_latency_seconds_count 5' \
+like "$(unlabel "$T/metrics")" 'wa_send_latency_seconds_count 5' \
     '... and latencies'
 for f in out err metrics "$(basename "$FAKE_LOG")" "$(basename "$FAKE_ERR")"
 do

@@ -45,8 +45,8 @@ is "$(jq -r 'select(.result.class != "outage") | .result.outcome' \
 is "$(jq -r 'select(.outcome == "sent") | .to' "$FAKE_LOG" | sort -u |
     wc -l)" $((30 - down)) '... which the server saw'
 like "$(cat "$T/err")" 'the API answers again' 'says when it is back'
-like "$(cat "$T/metrics")" 'wa_send_outages_total 1$' 'metrics: one outage'
-like "$(cat "$T/metrics")" 'wa_send_outage_seconds 0$' '... over'
+like "$(unlabel "$T/metrics")" 'wa_send_outages_total 1$' 'metrics: one outage'
+like "$(unlabel "$T/metrics")" 'wa_send_outage_seconds 0$' '... over'
 
 # A run of 5xx (a load balancer before a service that is down), one call
 # at a time: four are transient; the fifth makes an outage, and then the
@@ -102,8 +102,8 @@ like "$(jq -r .result.error.title "$T/out" | tail -1)" \
     '^not sent: the API has been unreachable for 2 s: .*curl 7' \
     '... the outage as the reason'
 like "$(cat "$T/err")" 'giving up' 'says it gives up'
-calls=$(awk '/^wa_send_errors_total\{code="curl:7"\}/ { print $2 }' \
-    "$T/metrics")
+calls=$(unlabel "$T/metrics" |
+    awk '/^wa_send_errors_total\{code="curl:7"\}/ { print $2 }')
 ok "few calls while it was down ($calls for 20 requests)" \
     test "$calls" -lt 20
 

@@ -26,7 +26,7 @@ is "$(jq -r .result.outcome "$T/out" | sort | uniq -c | tr -s ' ')" \
     ' 300 halt' 'every request is answered halt'
 is "$(jq -r 'select(.id != 1) | .result.error.code' "$T/out" | sort -u)" \
     132001 '... with the code of the canary'
-like "$(cat "$T/m")" 'wa_send_in_flight_max 1$' 'never more than one call out'
+like "$(unlabel "$T/m")" 'wa_send_in_flight_max 1$' 'never more than one call out'
 
 # A bad token: the same, one call.
 : >"$FAKE_LOG"
@@ -53,6 +53,6 @@ second=$(jq -s '[.[] | select(.template == "reminder")] | sort_by(.t) |
 ok "the good campaign's second call waited for the first answer ($((second - first)) ms)" \
     test "$((second - first))" -ge 240
 ok 'then it opened: many calls at once' \
-    test "$(sed -n 's/^wa_send_in_flight_max //p' "$T/m")" -gt 10
+    test "$(unlabel "$T/m" | sed -n 's/^wa_send_in_flight_max //p')" -gt 10
 
 done_testing

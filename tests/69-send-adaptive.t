@@ -38,11 +38,11 @@ cuts=$(grep -c 'rate cut to' "$T/err")
 ups=$(grep -c 'rate back up to' "$T/err")
 ok "the rate was cut ($cuts times) and climbed back ($ups steps)" \
     test "$cuts" -gt 0 -a "$ups" -gt 0
-is "$(sed -n 's/^wa_send_rate_cuts_total //p' "$T/m")" "$cuts" \
+is "$(unlabel "$T/m" | sed -n 's/^wa_send_rate_cuts_total //p')" "$cuts" \
     'wa_send_rate_cuts_total counts the cuts'
-is "$(sed -n 's/^wa_send_rate_climbs_total //p' "$T/m")" "$ups" \
+is "$(unlabel "$T/m" | sed -n 's/^wa_send_rate_climbs_total //p')" "$ups" \
     'wa_send_rate_climbs_total counts the steps'
-like "$(cat "$T/m")" 'wa_send_rate{number="100"} [0-9]' \
+like "$(unlabel "$T/m")" 'wa_send_rate{number="100"} [0-9]' \
     'wa_send_rate shows the rate in force'
 
 # Once nothing refuses (a limit of 1,000/s now), it climbs back, step by

@@ -153,7 +153,7 @@ done <"$T/codes"
 is "$miss" 0 'after kill -9, every acknowledged body is in the spool'
 # 200: bodies 1, raw, esc, 10-29 and 100-159; 403: two handshakes, the
 # bare GET and three signatures.
-is "$(grep -E '^wa_webhook_requests_total\{code="(200|403)"\}' "$T/metrics")" \
+is "$(unlabel "$T/metrics" | grep -E '^wa_webhook_requests_total\{code="(200|403)"\}')" \
     "$(printf 'wa_webhook_requests_total{code="%s"} %s\n' 200 83 403 6)" \
     'the metrics file counts answers'
 

@@ -45,7 +45,11 @@ row() {
 }
 
 metric() {
-	grep "^$1 " "$T/metrics" | awk '{ print $2 }'
+	unlabel "$T/metrics" | grep "^$1 " | awk '{ print $2 }'
+}
+
+has() {
+	unlabel "$T/metrics" | grep -q "$1"
 }
 
 ingest() {
@@ -174,9 +178,9 @@ like "$(cat "$T/err")" '<stdin>:8: not valid JSON' \
 like "$(cat "$T/err")" '<stdin>:10: not a JSON object' \
     'an array is reported too'
 ok 'metrics: batch sizes and durations' \
-    grep -q '^wa_status_ingest_batch_seconds_count [1-9]' "$T/metrics"
+    has '^wa_status_ingest_batch_seconds_count [1-9]'
 ok 'metrics: lag from the status timestamp' \
-    grep -q '^wa_status_ingest_lag_seconds_count [1-9]' "$T/metrics"
+    has '^wa_status_ingest_lag_seconds_count [1-9]'
 
 # Meta's own examples, pretty-printed as sent, flattened as the spool does.
 cat >"$T/meta.json" <<'EOF'

@@ -32,7 +32,7 @@ status_of() {
 }
 
 metric() {
-	grep "^$1 " "$2" | awk '{ print $2 }'
+	unlabel "$2" | grep "^$1 " | awk '{ print $2 }'
 }
 
 checkpoint() {

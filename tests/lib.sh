@@ -150,6 +150,12 @@ catches() {
 	[ -n "$t_cgt" ] && [ $((0x$t_cgt >> (t_sig - 1) & 1)) = 1 ]
 }
 
+# unlabel FILE: a --metrics FILE without the labels every series carries
+# (program, wa_instance), for tests that look at one series.
+unlabel() {
+	sed -E 's/(program|wa_instance)="[^"]*",?//g; s/,\}/}/; s/\{\}//' "$1"
+}
+
 # metrics_now PID FILE: has PID write its --metrics FILE now (SIGUSR2)
 # and waits until it is written.
 metrics_now() {

@@ -14,9 +14,10 @@
  * were already in flight when the rate changed say nothing about whether
  * the change is enough, so they change nothing. Once requests sent after
  * a pause succeed, the pause halves at most every WA_PAUSE_DECAY_MS until
- * it is gone. Each change of the rate is a line on stderr and a metric. 131057 pauses
- * the number WA_PAUSE_MAINTENANCE_MS, 131048 WA_PAUSE_SPAM_MS with a loud
- * warning: someone must look at the number's quality.
+ * it is gone. Each change of the rate is a line on stderr and a metric.
+ * 131057 pauses the number WA_PAUSE_MAINTENANCE_MS, 131048
+ * WA_PAUSE_SPAM_MS with a loud warning: someone must look at the
+ * number's quality.
  *
  * Outages. A failure to resolve, connect or shake hands (nothing sent),
  * or WA_OUTAGE_RUN 5xx answers in a row (a proxy's, or the API's errors
@@ -59,7 +60,7 @@ struct number {
 	int64_t		 decayed_ns;	/* when it last halved */
 	int64_t		 long_ns;	/* end of a 131057/131048 pause */
 	int64_t		 until_ns;	/* end of the pauses we asked for */
-	int		 stormy;	/* a throughput error, no success since */
+	int		 stormy;	/* a throughput error, no success yet */
 	struct wa_metric *rate;		/* the rate in force after a change */
 };
 
@@ -69,7 +70,7 @@ struct campaign {
 	int64_t		 last;		/* the run's error: code, or -HTTP */
 	int		 run;
 	int		 halted;
-	int		 open;		/* an answer showed template, token ok */
+	int		 open;		/* template and token shown good */
 	int		 probe;		/* the canary is in flight */
 	struct wa_halt	 halt;
 };

@@ -10,6 +10,13 @@
 struct wa_metric;
 
 void wa_metrics_open(const char *path);
+/*
+ * Labels on every series (besides program and wa_instance, the --metrics
+ * file's name): --metrics-label NAME=VALUE (exits 64 on a bad one), or
+ * one a program knows (campaign, number).
+ */
+void wa_metrics_label_option(const char *arg);
+void wa_metrics_label(const char *name, const char *value);
 /* labels: `code="131026"`, or NULL. */
 struct wa_metric *wa_counter(const char *name, const char *labels,
     const char *help);
