@@ -4,7 +4,7 @@
 # otherwise it prints the command and fails.
 set -eu
 
-# The last line is for the packaging tests (make deb, the units, the nginx
+# The line ending in nginx is for the packaging tests (make deb, the units, the nginx
 # example); installing nginx starts Debian's own nginx on port 80 where a
 # service manager runs: the tests only run theirs, in a temp dir. The
 # Prometheus pair is for tests/91-metrics.t (promtool check metrics, the

@@ -135,7 +135,7 @@ is "$(dpkg-query -W -f='${Status}' wapipe)" "install ok installed" \
 dpkg -L wapipe >"$T/list"
 like "$(getent passwd wapipe)" '^wapipe:x:[0-9]+:[0-9]+:.*:/var/lib/wapipe:' \
     "the wapipe user"
-for d in /run/wapipe /var/spool/wapipe /var/lib/wapipe; do
+for d in /run/wapipe /var/spool/wapipe /var/lib/wapipe /var/lib/wapipe/results; do
 	is "$(stat -c '%U %a' "$d" 2>&1)" "wapipe 750" "$d, wapipe's"
 done
 is "$(stat -c '%U %a' /etc/wapipe /etc/wapipe/wapipe.conf | tr '\n' ' ')" \

@@ -173,7 +173,7 @@ like "$(cat "$R/etc/passwd")" '^wapipe:x:[0-9]+:[0-9]+:[^:]*:/var/lib/wapipe:' \
 exits 0 "systemd-tmpfiles makes the directories" \
     systemd-tmpfiles --root="$R" --create wapipe.conf
 uid=$(cut -d: -f3 "$R/etc/passwd")
-for d in /run/wapipe /var/spool/wapipe /var/lib/wapipe; do
+for d in /run/wapipe /var/spool/wapipe /var/lib/wapipe /var/lib/wapipe/results; do
 	is "$(stat -c '%u %a' "$R$d" 2>&1)" "$uid 750" "$d: wapipe's, 0750"
 done
 
