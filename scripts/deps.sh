@@ -4,9 +4,10 @@
 # otherwise it prints the command and fails.
 set -eu
 
-# The line ending in nginx is for the packaging tests (make deb, the units, the nginx
-# example); installing nginx starts Debian's own nginx on port 80 where a
-# service manager runs: the tests only run theirs, in a temp dir. The
+# The line ending in nginx is for the packaging tests (make deb, the
+# units, the nginx example); installing nginx starts Debian's own nginx on
+# port 80 where a service manager runs: the tests only run theirs, in a
+# temp dir. The
 # Prometheus pair is for tests/91-metrics.t (promtool check metrics, the
 # node exporter's textfile collector); it skips without them.
 pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
