@@ -230,7 +230,8 @@ held_go(void)
 		}
 		if (!closing())
 			continue;	/* another became the canary */
-		unsent(&a, s->send.rq.number);
+		unsent(&a, wa_guard_paused(guard, s->send.rq.number) > 0 ?
+		    s->send.rq.number : NULL);
 answered:
 		nheld--;
 		emit(&s->send.rq, &a);
@@ -324,7 +325,8 @@ stop_now(void)
 			emit(&s->send.rq, &a);
 			nbusy--;
 		} else if (s->state == HELD) {
-			unsent(&a, s->send.rq.number);
+			unsent(&a, wa_guard_paused(guard, s->send.rq.number) >
+			    0 ? s->send.rq.number : NULL);
 			emit(&s->send.rq, &a);
 			nheld--;
 		}

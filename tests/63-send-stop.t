@@ -98,16 +98,17 @@ like "$(cat "$T/err")" 'had not ended 2 s after the last call' '... saying so'
 touch "$T/eof"
 
 # A second signal: the calls in flight (hanging) are cut short, answered
-# unknown, the others unsent; then wa-send dies by the signal.
+# unknown, the others unsent; then wa-send dies by the signal. (1000 goes
+# first, alone, the campaign's canary: then three calls go at once.)
 fake_start --rate 0 --pair-ms 0 --script 7=hang
-for i in 1007 1017 1027 1004 1005 1006; do req "$i"; done >"$T/in"
+for i in 1000 1007 1017 1027 1004 1005 1006; do req "$i"; done >"$T/in"
 rm -f "$T/fifo" "$T/eof"
 mkfifo "$T/fifo"
 (cat "$T/in"; wait_for 60 test -e "$T/eof") >"$T/fifo" &
 wa-send -j 3 --timeout-ms 600000 <"$T/fifo" >"$T/out" 2>"$T/err" &
 pid=$!
 t_pids="$t_pids $pid"
-wait_for 60 seen 3
+ok 'three calls hang after the canary' wait_for 60 seen 4
 kill -INT "$pid"
 ok 'the first SIGINT: the rest is answered unsent' wait_for 60 unsent 3
 kill -INT "$pid"
