@@ -37,7 +37,7 @@ static const char *claim_sql =
     " FROM campaigns c"
     " WHERE r.id = ANY(ARRAY("
     "   SELECT id FROM campaign_recipients"
-    "   WHERE campaign_id = $1 AND status = 'pending'"
+    "   WHERE campaign_id = $1 AND phase = 0 AND status = 'pending'"
     "     AND next_attempt_at <= now()"
     "   ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED))"
     "  AND c.id = r.campaign_id AND c.state = 'running'"
@@ -47,14 +47,14 @@ static const char *claim_sql =
 static const char *left_sql =
     "SELECT c.state, coalesce(c.state_reason, ''),"
     "  EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND status = 'pending'),"
+    "    AND phase = 0 AND status = 'pending'),"
     "  EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND status = 'sending'),"
+    "    AND phase = 1 AND status = 'sending'),"
     "  (SELECT count(*) FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND status = 'unknown'),"
+    "    AND phase = 1 AND status = 'unknown'),"
     "  (SELECT (extract(epoch FROM min(next_attempt_at) - now())"
     "    * 1000)::bigint FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND status = 'pending')"
+    "    AND phase = 0 AND status = 'pending')"
     " FROM campaigns c WHERE c.id = $1";
 
 /* Rows claimed but never written: back to pending, fenced, uncounted. */
@@ -69,7 +69,7 @@ static const char *complete_sql =
     "  updated_at = now()"
     " WHERE id = $1 AND state = 'running' AND NOT EXISTS (SELECT 1"
     "  FROM campaign_recipients WHERE campaign_id = c.id"
-    "  AND status IN ('pending', 'sending', 'unknown'))";
+    "  AND (phase = 0 OR phase = 1))";
 
 static struct {
 	const char	*campaign;

@@ -28,7 +28,7 @@ static const char *reopen_sql =
     "UPDATE campaigns c SET state = 'running', finished_at = NULL,"
     " updated_at = now() WHERE id = $1 AND state = 'completed'"
     " AND EXISTS (SELECT 1 FROM campaign_recipients"
-    "  WHERE campaign_id = c.id AND status = 'pending')";
+    "  WHERE campaign_id = c.id AND phase = 0 AND status = 'pending')";
 
 static void
 put(PGconn *conn, struct wa_buf *b)

@@ -79,7 +79,7 @@ static const char *report_sql =
     "   'ongoing', c.outage_ended_at IS NULL,"
     "   'reason', c.outage_reason, 'results', c.outage_results,"
     "   'pending', (SELECT count(*) FROM campaign_recipients"
-    "    WHERE campaign_id = $1 AND status = 'pending'"
+    "    WHERE campaign_id = $1 AND phase = 0 AND status = 'pending'"
     "    AND error_class = 'outage')) END,"
     "  'accepted', t.accepted,"
     "  'first_claim_at', " ISO("t.first_claim") ","

@@ -1,0 +1,110 @@
+#!/bin/sh
+# bench/cost.sh [ROWS]: what each message costs Postgres, stage by stage,
+# without the API: wa-claim --once over ROWS recipients (default 100,000),
+# wa-record of a sent result for each, then wa-status-ingest --follow
+# --once over their statuses (sent, delivered, and read for 60%, 100 per
+# webhook body, as Meta sends them). For each stage: WAL bytes per message
+# (pg_current_wal_lsn), the CPU of every Postgres process per message
+# (utime+stime from /proc: robust to other load), the stage's own CPU, and
+# with WALDUMP=1 the pg_waldump --stats=record of the stage's WAL. A
+# throwaway cluster with the default durability (PG_DURABLE=1), a
+# CHECKPOINT before each stage, so that each starts with the same full
+# page images to write. SETTLED=N first adds N settled (read) rows in
+# another campaign: the growth measurement.
+ROWS=${1:-100000}
+SETTLED=${SETTLED:-0}
+export PG_DURABLE=1
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../tests/lib.sh"
+pg_start
+# EXTRA_SQL: a schema variant to measure, applied after sql/schema.sql.
+[ -n "${EXTRA_SQL:-}" ] && sql "$EXTRA_SQL" >/dev/null
+HZ=$(getconf CLK_TCK)
+
+ticks() {
+	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
+	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
+	    2>/dev/null || echo 0
+}
+pgticks() {
+	pm=$(head -1 "$PGDATA/postmaster.pid")
+	t=$(ticks "$pm" all)
+	for p in $(pgrep -P "$pm"); do
+		t=$((t + $(ticks "$p")))
+	done
+	echo "$t"
+}
+lsn() {
+	sql "select pg_current_wal_lsn()"
+}
+# stage NAME CMD...: runs CMD (stdin/stdout as given), prints its costs.
+stage() {
+	n=$1
+	shift
+	sql "checkpoint" >/dev/null
+	l0=$(lsn) p0=$(pgticks)
+	s=$(date +%s.%N)
+	/usr/bin/time -f '%U %S %M' -o "$T/time" "$@"
+	e=$(echo "$(date +%s.%N) $s" | awk '{ printf "%.2f", $1 - $2 }')
+	l1=$(lsn) p1=$(pgticks)
+	w=$(sql "select pg_wal_lsn_diff('$l1', '$l0')")
+	tail -1 "$T/time" >"$T/time1"
+	read -r u sy rss <"$T/time1"
+	echo "$n $ROWS $w $((p1 - p0)) $u $sy $rss $e $HZ" | awk '{
+	    printf "  %-8s WAL %5.0f bytes/msg  postgres %5.1f us/msg  " \
+	    "program %5.1f us/msg  max RSS %6d KiB  %6.2f s (wall)\n",
+	    $1, $3 / $2, 1e6 * $4 / $9 / $2, 1e6 * ($5 + $6) / $2, $7, $8 }' >&7
+	if [ -n "${WALDUMP:-}" ]; then
+		pgtmp_as "$pgtmp_bin/pg_waldump" -p "$PGDATA/pg_wal" \
+		    -s "$l0" -e "$l1" --stats=record 2>/dev/null |
+		    awk 'NR <= 2 || $2 > 0.001 * '"$ROWS" | sed 's/^/    /' |
+		    sort -k6 -n -r | head -12 >&7
+	fi
+}
+
+if [ "$SETTLED" -gt 0 ]; then
+	old=$(campaign "$SETTLED")
+	sql "update campaign_recipients set status = 'read', attempt = 1,
+	    wamid = 'wamid.old' || id, claimed_at = now(), status_at = now()
+	    where campaign_id = $old" >/dev/null
+fi
+c=$(campaign "$ROWS")
+sql "vacuum analyze" >/dev/null
+echo "cost: $ROWS messages, $SETTLED settled rows beside; $(nproc) cores," \
+    "load $(cut -d' ' -f1 /proc/loadavg)"
+stage claim wa-claim -c "$c" --once >"$T/requests"
+jq -c '{id, attempt, result: {outcome: "sent", wamid: ("wamid.HBgL" +
+    (.id | tostring)), http_status: 200, latency_ms: 200}}' \
+    "$T/requests" >"$T/results"
+stage record wa-record -n 500 <"$T/results" >/dev/null
+# sent, delivered, and read for 60%: bodies of 100 statuses each.
+mkdir "$T/spool"
+awk -v ts=1750000000 '{ id = $0; sub(/.*"id":/, "", id); sub(/,.*/, "", id)
+	print id, "sent"; print id, "delivered"
+	if (id % 5 < 3) print id, "read" }' "$T/requests" | awk '
+	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
+	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"102290129340398\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
+	  else b = b ","
+	  b = b sprintf("{\"id\":\"wamid.HBgL%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", $1, $2, 1750000000 + NR, $1, $1)
+	  if (++k == 100) flush() }
+	END { flush() }' >"$T/spool/0000000000000001.ndjson"
+stage status wa-status-ingest --follow "$T/spool" --once -n 1000
+n=$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'read'")
+[ "$n" = $((ROWS * 3 / 5)) ] || bail "read $n, not $((ROWS * 3 / 5))"
+if [ -n "${EXPLAIN:-}" ]; then
+	sql "update campaign_recipients set status = 'pending'
+	    where campaign_id = $c and id % 100 = 0" >/dev/null
+	psql -X -c "explain (analyze, buffers, wal) UPDATE campaign_recipients r
+	    SET status = 'sending', attempt = r.attempt + 1, claimed_at = now()
+	    FROM campaigns c WHERE r.id = ANY(ARRAY(SELECT id FROM
+	    campaign_recipients WHERE campaign_id = $c AND phase = 0
+	    AND status = 'pending'
+	    AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 500
+	    FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
+	    AND c.state = 'running'"
+fi
+sql "select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables
+    where relname = 'campaign_recipients'" |
+    awk -F'|' '{ printf "  campaign_recipients: %d updates, %d HOT (%.0f%%)\n",
+    $1, $2, 100 * $2 / $1 }'

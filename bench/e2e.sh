@@ -1,0 +1,235 @@
+#!/bin/sh
+# bench/e2e.sh [SCENARIO...]: the whole pipeline, wa-claim | wa-throttle |
+# wa-send | wa-record, against wa-fake-api on a throwaway Postgres with
+# its default durability (PG_DURABLE=1: fsync, full_page_writes,
+# synchronous_commit on). Scenarios (default: flat one many):
+#
+#   flat   one pipeline flat out over ROWS recipients (default 200,000),
+#          fake API without latency or limit, no webhooks; then wa-send
+#          alone (same options) on a file of the same requests, claimed
+#          from a twin campaign: the ceiling, in the same run.
+#   one    one number at RATE msg/s (default 1000) for SECS seconds
+#          (default 20), 250 ms latency, status webhooks (sent, delivered,
+#          60% read) through wa-webhook and wa-status-ingest --follow.
+#   many   as one, with N numbers (a pipeline and campaign each, one fake,
+#          one wa-webhook, one wa-status-ingest), N = 2, 4, 6, ... (or
+#          NS="4 8"), raised until the combined rate falls below 95% of
+#          N x RATE.
+#
+# For each run it prints msg/s (wall clock: it depends on what else the
+# machine runs), CPU microseconds per message for every process, the
+# Postgres backends included (postmaster's own, its live children's and
+# its reaped children's utime+stime from /proc), WAL bytes per message
+# (pg_current_wal_lsn before and after, statuses included when they
+# come), and the max RSS of each filter.
+ROWS=${ROWS:-200000}
+RATE=${RATE:-1000}
+SECS=${SECS:-20}
+export PG_DURABLE=1
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=tests/fake.sh
+. "$(dirname "$0")/../tests/fake.sh"
+command -v jq >/dev/null || bail "no jq: run make deps"
+HZ=$(getconf CLK_TCK)
+WA_TOKEN=bench-token-$$
+WA_APP_SECRET=bench-secret
+export WA_TOKEN WA_APP_SECRET
+
+now() {
+	date +%s.%N
+}
+secs() {
+	echo "$(now) $1" | awk '{ printf "%.2f", $1 - $2 }'
+}
+# ticks PID: utime + stime of PID (and, with "all", of its reaped
+# children), in clock ticks.
+ticks() {
+	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
+	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
+	    2>/dev/null || echo 0
+}
+# pgticks: every process of the cluster, in clock ticks.
+pgticks() {
+	pm=$(head -1 "$PGDATA/postmaster.pid")
+	t=$(ticks "$pm" all)
+	for p in $(pgrep -P "$pm"); do
+		t=$((t + $(ticks "$p")))
+	done
+	echo "$t"
+}
+lsn() {
+	sql "select pg_current_wal_lsn() - '0/0'"
+}
+# us TICKS N: microseconds per message.
+us() {
+	echo "$1 $2 $HZ" | awk '{ printf "%.1f", 1e6 * $1 / $3 / $2 }'
+}
+# timed NAME CMD...: CMD under /usr/bin/time into $T/time.NAME (user, sys,
+# max RSS); summed over runs with the same NAME by report.
+timed() {
+	n=$1
+	shift
+	/usr/bin/time -a -f '%U %S %M' -o "$T/time.$n" "$@"
+}
+# report N: the CPU per message of each timed program and of Postgres
+# (pg0/pg1 ticks), the fake (fk0/fk1), the webhook side (wh, in), WAL
+# (w0/w1), then the max RSS of each filter.
+report() {
+	for f in "$T"/time.*; do
+		[ -e "$f" ] || continue
+		awk -v n="$1" -v p="${f##*.}" '
+		    { u += $1; s += $2; if ($3 > m) m = $3 }
+		    END { printf "  %-17s %7.1f us/msg  max RSS %6d KiB\n",
+		    p, 1e6 * (u + s) / n, m }' "$f"
+	done
+	echo "  postgres (all)    $(us $((pg1 - pg0)) "$1") us/msg"
+	echo "  wa-fake-api       $(us $((fk1 - fk0)) "$1") us/msg"
+	[ -n "${wh:-}" ] && echo "  wa-webhook        $(us "$wht" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/wh.status") KiB"
+	[ -n "${in:-}" ] && echo "  wa-status-ingest  $(us "$int" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/in.status") KiB"
+	echo "  WAL               $(echo "$w0 $w1 $1" | awk '{ printf "%.0f", ($2 - $1) / $3 }') bytes/msg"
+	rm -f "$T"/time.*
+}
+# pipeline CAMPAIGN RATE: the four stages, timed; RATE 0 = no throttle
+# limit (wa-throttle still in the pipe).
+pipeline() {
+	if [ "$2" = 0 ]; then r=1000000; else r=$2; fi
+	timed wa-claim wa-claim -c "$1" 2>>"$T/err" |
+	    timed wa-throttle wa-throttle -r "$r" -b 10 2>>"$T/err" |
+	    timed wa-send wa-send 2>>"$T/err" |
+	    timed wa-record wa-record >/dev/null 2>>"$T/err"
+}
+# campaign_for N NUMBER: a running campaign of N recipients for NUMBER.
+campaign_for() {
+	c=$(campaign "$1")
+	sql "update campaigns set phone_number_id = '$2' where id = $c" \
+	    >/dev/null
+	echo "$c"
+}
+# apirate LOG BURST: messages per second the API saw, past the first burst.
+apirate() {
+	jq -r .t "$1" | sort -n | awk -v b="$2" '{ t[NR] = $1 }
+	    END { printf "%.0f", (NR - 1 - b) * 1000 / (t[NR] - t[b + 1]) }'
+}
+
+flat() {
+	pg_start
+	fake_start --rate 0 --pair-ms 0 --threads 2
+	c=$(campaign "$ROWS")
+	twin=$(campaign "$ROWS")
+	sql "vacuum analyze" >/dev/null
+	sql "checkpoint" >/dev/null
+	wa-claim -c "$twin" --once >"$T/requests" 2>>"$T/err"
+	w0=$(lsn) pg0=$(pgticks) fk0=$(ticks "$FAKE_PID")
+	s=$(now)
+	pipeline "$c" 0
+	t=$(secs "$s")
+	w1=$(lsn) pg1=$(pgticks) fk1=$(ticks "$FAKE_PID")
+	n=$(sql "select count(*) from campaign_recipients
+	    where campaign_id = $c and status = 'sent'")
+	[ "$n" = "$ROWS" ] || bail "sent $n of $ROWS: $(tail -3 "$T/err")"
+	p=$(echo "$ROWS $t" | awk '{ printf "%.0f", $1 / $2 }')
+	echo "flat: $ROWS rows, fake API without latency, no webhooks;" \
+	    "$(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+	echo "  pipeline          $p msg/s ($t s; wall clock, machine shared)"
+	report "$ROWS"
+	# The ceiling: wa-send alone on the same requests, from a pipe.
+	s=$(now)
+	# shellcheck disable=SC2002
+	cat "$T/requests" | timed wa-send-alone wa-send >"$T/out" 2>>"$T/err"
+	t=$(secs "$s")
+	a=$(echo "$ROWS $t" | awk '{ printf "%.0f", $1 / $2 }')
+	echo "  wa-send alone     $a msg/s ($t s; wall clock); pipeline" \
+	    "$(echo "$p $a" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of it"
+	awk -v n="$ROWS" '{ printf "  wa-send alone     %7.1f us/msg  max RSS %6d KiB\n", 1e6 * ($1 + $2) / n, $3 }' "$T/time.wa-send-alone"
+	rm -f "$T"/time.*
+	kill "$FAKE_PID"; wait "$FAKE_PID"
+	pgtmp_stop
+	rm -rf "$T/pg" "$T/requests" "$T/out" "$FAKE_LOG"
+}
+
+# webhooks N: N pipelines at RATE each, SECS seconds' worth of rows each,
+# with status webhooks; prints the rate held and the costs.
+webhooks() {
+	pg_start
+	rm -rf "$T/spool" "$T/hook.port"
+	bg wa-webhook --listen 127.0.0.1:0 --port-file "$T/hook.port" \
+	    --spool "$T/spool" 2>>"$T/err"
+	wh=$!
+	wait_for 30 test -s "$T/hook.port" || bail "wa-webhook did not start"
+	bg wa-status-ingest --follow "$T/spool" 2>>"$T/err"
+	in=$!
+	fake_start --rate 0 --pair-ms 0 --threads 2 --latency-ms 250 \
+	    --webhook-url "http://127.0.0.1:$(cat "$T/hook.port")/" \
+	    --webhook-delay-ms 200 --webhook-batch 100 --read-rate 0.6
+	per=$((RATE * SECS))
+	cs=
+	i=0
+	while [ "$i" -lt "$1" ]; do
+		i=$((i + 1))
+		cs="$cs $(campaign_for "$per" "10654035224292$i")"
+	done
+	sql "vacuum analyze" >/dev/null
+	sql "checkpoint" >/dev/null
+	total=$((per * $1))
+	w0=$(lsn) pg0=$(pgticks) fk0=$(ticks "$FAKE_PID")
+	wh0=$(ticks "$wh") in0=$(ticks "$in")
+	s=$(now)
+	pids=
+	for c in $cs; do
+		pipeline "$c" "$RATE" &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	t=$(secs "$s")
+	sent=$(now)
+	# Settled: no row left at sent, and as many rows read as the spool
+	# holds distinct reads.
+	settled() {
+		[ "$(sql "select count(*) from campaign_recipients
+		    where status in ('pending', 'sending', 'sent')")" = 0 ] &&
+		[ "$(sql "select count(*) from campaign_recipients
+		    where status = 'read'")" = "$(cat "$T"/spool/* |
+		    grep -o '"id":"[^"]*","status":"read"' | sort -u |
+		    wc -l)" ]
+	}
+	wait_for 300 settled || bail "statuses not applied: $(tail -3 "$T/err")"
+	lag=$(secs "$sent")
+	w1=$(lsn) pg1=$(pgticks) fk1=$(ticks "$FAKE_PID")
+	wht=$(($(ticks "$wh") - wh0)) int=$(($(ticks "$in") - in0))
+	cp "/proc/$wh/status" "$T/wh.status"
+	cp "/proc/$in/status" "$T/in.status"
+	r=$(apirate "$FAKE_LOG" $((10 * $1)))
+	held=$(echo "$r $1 $RATE" | awk '{ printf "%.1f", 100 * $1 / ($2 * $3) }')
+	st=$(sql "select string_agg(status || ' ' || n, ', ' order by status)
+	    from (select status, count(*) n from campaign_recipients
+	    group by 1) s")
+	echo "$1 number(s) at $RATE msg/s, 250 ms latency, webhooks" \
+	    "(sent, delivered, 60% read); $total rows;" \
+	    "load $(cut -d' ' -f1 /proc/loadavg)"
+	echo "  API saw           $r msg/s = $held% of $(($1 * RATE))" \
+	    "(wall clock, machine shared; pipelines took $t s)"
+	echo "  statuses applied  $lag s after the last send ($st)"
+	report "$total"
+	kill "$FAKE_PID"; wait "$FAKE_PID"
+	kill "$in" "$wh"; wait "$in" "$wh" 2>/dev/null
+	wh= in=
+	pgtmp_stop
+	rm -rf "$T/pg" "$T/spool" "$FAKE_LOG"
+	HELD=$held
+}
+
+[ $# -gt 0 ] || set -- flat one many
+for s in "$@"; do
+	case $s in
+	flat)	flat ;;
+	one)	webhooks 1 ;;
+	many)	for n in ${NS:-2 4 6 8 10 12}; do
+			webhooks "$n"
+			awk -v h="$HELD" 'BEGIN { exit !(h < 95) }' && break
+		done ;;
+	*)	bail "unknown scenario $s" ;;
+	esac
+done
+exit 0
