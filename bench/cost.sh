@@ -72,7 +72,7 @@ c=$(campaign "$ROWS")
 sql "vacuum analyze" >/dev/null
 echo "cost: $ROWS messages, $SETTLED settled rows beside; $(nproc) cores," \
     "load $(cut -d' ' -f1 /proc/loadavg)"
-stage claim wa-claim -c "$c" --once >"$T/requests"
+stage claim wa-claim -c "$c" --once -n "${CLAIM_N:-500}" >"$T/requests"
 jq -c '{id, attempt, result: {outcome: "sent", wamid: ("wamid.HBgL" +
     (.id | tostring)), http_status: 200, latency_ms: 200}}' \
     "$T/requests" >"$T/results"

@@ -26,6 +26,10 @@ ROWS=${ROWS:-200000}
 RATE=${RATE:-1000}
 SECS=${SECS:-20}
 export PG_DURABLE=1
+if [ -n "${PROFILE:-}" ]; then
+	PG_OPTIONS="${PG_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements"
+	export PG_OPTIONS
+fi
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../tests/lib.sh"
 # shellcheck source=tests/fake.sh
@@ -88,7 +92,17 @@ report() {
 	[ -n "${wh:-}" ] && echo "  wa-webhook        $(us "$wht" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/wh.status") KiB"
 	[ -n "${in:-}" ] && echo "  wa-status-ingest  $(us "$int" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/in.status") KiB"
 	echo "  WAL               $(echo "$w0 $w1 $1" | awk '{ printf "%.0f", ($2 - $1) / $3 }') bytes/msg"
+	[ -n "${PROFILE:-}" ] && profile "$1"
 	rm -f "$T"/time.*
+}
+# profile N: with PROFILE=1 (pg_stat_statements loaded), the statements
+# by total time: time and WAL per message.
+profile() {
+	sql "select round(total_exec_time::numeric * 1000 / $1, 1) || ' us/msg '
+	    || round(wal_bytes / $1) || ' WAL B/msg ' || calls || ' calls '
+	    || rows || ' rows: ' || left(regexp_replace(query, '\s+', ' ',
+	    'g'), 60) from pg_stat_statements order by total_exec_time desc
+	    limit 6" | sed 's/^/    /'
 }
 # pipeline CAMPAIGN RATE: the four stages, timed; RATE 0 = no throttle
 # limit (wa-throttle still in the pipe).
@@ -120,6 +134,8 @@ flat() {
 	sql "vacuum analyze" >/dev/null
 	sql "checkpoint" >/dev/null
 	wa-claim -c "$twin" --once >"$T/requests" 2>>"$T/err"
+	[ -n "${PROFILE:-}" ] && sql "create extension if not exists
+	    pg_stat_statements; select pg_stat_statements_reset()" >/dev/null
 	w0=$(lsn) pg0=$(pgticks) fk0=$(ticks "$FAKE_PID")
 	s=$(now)
 	pipeline "$c" 0
@@ -171,6 +187,8 @@ webhooks() {
 	done
 	sql "vacuum analyze" >/dev/null
 	sql "checkpoint" >/dev/null
+	[ -n "${PROFILE:-}" ] && sql "create extension if not exists
+	    pg_stat_statements; select pg_stat_statements_reset()" >/dev/null
 	total=$((per * $1))
 	w0=$(lsn) pg0=$(pgticks) fk0=$(ticks "$FAKE_PID")
 	wh0=$(ticks "$wh") in0=$(ticks "$in")
