@@ -62,6 +62,32 @@ pgticks() {
 	done
 	echo "$t"
 }
+# pgsnap FILE: the cluster's CPU by kind of process, in clock ticks:
+# "reaped" (ended backends and autovacuum workers, with the postmaster's
+# own), each background process by name, "backends" (live clients).
+pgsnap() {
+	pm=$(head -1 "$PGDATA/postmaster.pid")
+	{
+		echo "reaped $(ticks "$pm" all)"
+		for p in $(pgrep -P "$pm"); do
+			k=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null |
+			    sed 's/^postgres: //; s/ *$//')
+			case $k in
+			*"[local]"*|*"postgres postgres"*) k=backends ;;
+			esac
+			echo "$(echo "$k" | tr ' ' _) $(ticks "$p")"
+		done
+	} >"$1"
+}
+# pgdiff N: what each kind of process spent per message between the
+# snapshots $T/pg.0 and $T/pg.1.
+pgdiff() {
+	awk -v n="$1" -v hz="$HZ" 'FNR == NR { a[$1] += $2; next }
+	    { b[$1] += $2 }
+	    END { for (k in b) if (b[k] - a[k] > 0)
+	    printf "    %-28s %6.1f us/msg\n", k, 1e6 * (b[k] - a[k]) / hz / n }' \
+	    "$T/pg.0" "$T/pg.1" | sort -k2 -n -r
+}
 lsn() {
 	sql "select pg_current_wal_lsn() - '0/0'"
 }
@@ -87,7 +113,8 @@ report() {
 		    END { printf "  %-17s %7.1f us/msg  max RSS %6d KiB\n",
 		    p, 1e6 * (u + s) / n, m }' "$f"
 	done
-	echo "  postgres (all)    $(us $((pg1 - pg0)) "$1") us/msg"
+	echo "  postgres (all)    $(us $((pg1 - pg0)) "$1") us/msg, of which:"
+	pgdiff "$1"
 	echo "  wa-fake-api       $(us $((fk1 - fk0)) "$1") us/msg"
 	[ -n "${wh:-}" ] && echo "  wa-webhook        $(us "$wht" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/wh.status") KiB"
 	[ -n "${in:-}" ] && echo "  wa-status-ingest  $(us "$int" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/in.status") KiB"
@@ -136,10 +163,12 @@ flat() {
 	wa-claim -c "$twin" --once >"$T/requests" 2>>"$T/err"
 	[ -n "${PROFILE:-}" ] && sql "create extension if not exists
 	    pg_stat_statements; select pg_stat_statements_reset()" >/dev/null
+	pgsnap "$T/pg.0"
 	w0=$(lsn) pg0=$(pgticks) fk0=$(ticks "$FAKE_PID")
 	s=$(now)
 	pipeline "$c" 0
 	t=$(secs "$s")
+	pgsnap "$T/pg.1"
 	w1=$(lsn) pg1=$(pgticks) fk1=$(ticks "$FAKE_PID")
 	n=$(sql "select count(*) from campaign_recipients
 	    where campaign_id = $c and status = 'sent'")
@@ -190,6 +219,7 @@ webhooks() {
 	[ -n "${PROFILE:-}" ] && sql "create extension if not exists
 	    pg_stat_statements; select pg_stat_statements_reset()" >/dev/null
 	total=$((per * $1))
+	pgsnap "$T/pg.0"
 	w0=$(lsn) pg0=$(pgticks) fk0=$(ticks "$FAKE_PID")
 	wh0=$(ticks "$wh") in0=$(ticks "$in")
 	s=$(now)
@@ -214,6 +244,7 @@ webhooks() {
 	}
 	wait_for 300 settled || bail "statuses not applied: $(tail -3 "$T/err")"
 	lag=$(secs "$sent")
+	pgsnap "$T/pg.1"
 	w1=$(lsn) pg1=$(pgticks) fk1=$(ticks "$FAKE_PID")
 	wht=$(($(ticks "$wh") - wh0)) int=$(($(ticks "$in") - in0))
 	cp "/proc/$wh/status" "$T/wh.status"
