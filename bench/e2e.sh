@@ -234,6 +234,7 @@ webhooks() {
 	sent=$(now)
 	# Settled: no row left at sent, and as many rows read as the spool
 	# holds distinct reads.
+	# shellcheck disable=SC2317
 	settled() {
 		[ "$(sql "select count(*) from campaign_recipients
 		    where status in ('pending', 'sending', 'sent')")" = 0 ] &&
@@ -263,7 +264,7 @@ webhooks() {
 	report "$total"
 	kill "$FAKE_PID"; wait "$FAKE_PID"
 	kill "$in" "$wh"; wait "$in" "$wh" 2>/dev/null
-	wh= in=
+	wh='' in=''
 	pgtmp_stop
 	rm -rf "$T/pg" "$T/spool" "$FAKE_LOG"
 	HELD=$held

@@ -80,7 +80,7 @@ fill() {
 		[ "$1" = part ] && sql "create table part.cr_$c partition of
 		    part.campaign_recipients for values in ($c)
 		    with (fillfactor = 70)" >/dev/null
-		if [ "$i" -lt "$CAMPAIGNS" ]; then st=read; else st=pending; fi
+		if [ "$i" -lt "$CAMPAIGNS" ]; then st='read'; else st='pending'; fi
 		sql "insert into $1.campaign_recipients (campaign_id, phone,
 		    template_params, status, attempt, wamid)
 		    select $c, '+1555' || lpad(g::text, 7, '0'),
