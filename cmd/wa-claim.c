@@ -248,8 +248,9 @@ putback(PGresult *res, int i)
  * soon as one page of it is free, some 16 lines: claiming that little
  * each time costs Postgres 2.4 times the CPU per row of batches of 500
  * (bench/RESULTS.md), so while the reader is still busy with what the
- * pipe holds we look again every 2 ms. 0 when a signal came, -1 when the
- * reader has gone.
+ * pipe holds we look again after 2 ms, then less often (up to every 50
+ * ms) for a slow reader. 0 when a signal came, -1 when the reader has
+ * gone.
  */
 static long long
 room(long long capacity, size_t avg)
@@ -257,6 +258,7 @@ room(long long capacity, size_t avg)
 	struct pollfd pfd = { STDOUT_FILENO, POLLOUT, 0 };
 	int queued;
 	long long n, want;
+	int ms = 2;
 
 	if (capacity == 0)
 		return opt.batch;
@@ -274,8 +276,9 @@ room(long long capacity, size_t avg)
 		n = (capacity - queued) / (long long)avg;
 		if (n >= want || queued == 0)
 			break;
-		if (wa_sleep_ms(2) < 0 && wa_stopping)
+		if (wa_sleep_ms(ms) < 0 && wa_stopping)
 			return 0;
+		ms = ms < 25 ? ms * 2 : 50;
 	}
 	return n < 1 ? 1 : n < opt.batch ? n : opt.batch;
 }
