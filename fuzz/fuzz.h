@@ -99,4 +99,13 @@ fuzz_copy(const uint8_t *data, size_t size)
 	return s;
 }
 
+/* The length of the first line of s (n bytes): up to its '\n'. */
+static size_t __attribute__((unused))
+line_len(const char *s, size_t n)
+{
+	const char *nl = memchr(s, '\n', n);
+
+	return nl ? (size_t)(nl - s) : n;
+}
+
 #endif

@@ -119,6 +119,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *why;
 	char *s = fuzz_copy(data, size), w[256];
 
+	/* One line, as the line reader hands it out: no '\n' inside. */
+	size = line_len(s, size);
 	if (tok == NULL) {
 		tok = wa_json_tokener();
 		res = wa_results_new(NULL, 1000, 60000);

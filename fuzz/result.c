@@ -51,6 +51,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int64_t id, attempt;
 	int k;
 
+	/* One line, as the line reader hands it out: no '\n' inside. */
+	size = line_len(s, size);
 	if (tok == NULL) {
 		tok = wa_json_tokener();
 		res = wa_results_new(NULL, 1000, 60000);

@@ -47,6 +47,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *in = fuzz_copy(data, size), w[256];
 	size_t i, j, before;
 
+	/* One line, as the line reader hands it out: no '\n' inside. */
+	size = line_len(in, size);
 	if (tok == NULL)
 		tok = wa_json_tokener();
 	o = wa_json_parse(tok, in, size, 0, WA_JSON_DEPTH, w, sizeof w);
