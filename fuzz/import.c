@@ -4,7 +4,10 @@
  * picks --country-code). Every row taken has a phone in E.164 and
  * template params that wa-claim can put into a send request (as it does,
  * cmd/wa-claim.c) which passes the strict check and that wa-send
- * accepts (records/request.h): an imported row can always be sent.
+ * accepts (records/request.h): an imported row can always be sent. The
+ * params go through Postgres's jsonb on the way, which writes a number
+ * with an exponent or a fraction as a decimal without one (1e19 as
+ * 10000000000000000000): that is done here too.
  */
 #include "fuzz.h"
 #include "records/import.h"
@@ -19,12 +22,86 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/*
+ * The n bytes of JSON at s as jsonb writes them back (its numbers: a
+ * numeric without exponent, as an integer when the exponent leaves no
+ * fraction), into out.
+ */
+static void
+jsonb(const char *s, size_t n, struct wa_buf *out)
+{
+	size_t i = 0, j, nint, nfrac, k;
+	long e, scale;
+	const char *d;
+	int str = 0, lead;
+
+	out->len = 0;
+	while (i < n) {
+		if (str || (s[i] != '-' && (s[i] < '0' || s[i] > '9'))) {
+			if (str && s[i] == '\\') {
+				wa_buf_add(out, s + i, 2);
+				i += 2;
+				continue;
+			}
+			if (s[i] == '"')
+				str = !str;
+			wa_buf_add(out, s + i++, 1);
+			continue;
+		}
+		/* A number: -? int (. frac)? ([eE] [+-]? exp)? */
+		j = i + (s[i] == '-');
+		d = s + j;
+		for (nint = 0; j < n && s[j] >= '0' && s[j] <= '9'; j++)
+			nint++;
+		nfrac = 0;
+		if (j < n && s[j] == '.')
+			for (j++; j < n && s[j] >= '0' && s[j] <= '9'; j++)
+				nfrac++;
+		e = 0;
+		if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+			e = strtol(s + j + 1, NULL, 10);
+			for (j++; j < n && strchr("+-0123456789", s[j]); j++)
+				;
+		}
+		scale = (long)nfrac - e;
+		if ((nfrac == 0 && e == 0) || scale > 0 || e > 400) {
+			wa_buf_add(out, s + i, j - i);	/* as it was */
+			i = j;
+			continue;
+		}
+		/* An integer: the digits, then -scale zeros. */
+		if (s[i] == '-')
+			wa_buf_add(out, "-", 1);
+		lead = 1;
+		for (k = 0; k < nint + nfrac + (nfrac > 0); k++) {
+			if (d[k] == '.' || (lead && d[k] == '0'))
+				continue;
+			lead = 0;
+			wa_buf_add(out, d + k, 1);
+		}
+		if (lead) {
+			if (s[i] == '-')
+				out->len--;
+			wa_buf_add(out, "0", 1);
+		} else
+			for (; scale < 0; scale++)
+				wa_buf_add(out, "0", 1);
+		i = j;
+	}
+	wa_buf_add(out, "", 0);
+}
+
 /* The send request wa-claim writes for the row (its request()). */
 static void
 claimed(struct wa_buf *line, const struct wa_rows *r)
 {
-	const char *params = r->params.s;
-	size_t n = r->params.len;
+	static struct wa_buf pg;
+	const char *params;
+	size_t n;
+
+	jsonb(r->params.s, r->params.len, &pg);
+	params = pg.s;
+	n = pg.len;
 
 	line->len = 0;
 	wa_buf_puts(line, "{\"id\":1,\"attempt\":1,\"campaign_id\":1,"
