@@ -61,7 +61,8 @@ for src in "$TOP"/fuzz/*.c; do
 	f=$(basename "$src" .c)
 	ok "fuzz/corpus/$f exists and is not empty" \
 	    test -n "$(ls "$TOP/fuzz/corpus/$f" 2>/dev/null)"
-	"$O/fuzz/$f" -runs=0 -artifact_prefix="$T/" "$TOP/fuzz/corpus/$f/" >"$T/$f.log" 2>&1
+	"$O/fuzz/$f" -runs=0 -artifact_prefix="$T/" \
+	    "$TOP/fuzz/corpus/$f/" >"$T/$f.log" 2>&1
 	st=$?
 	is "$st" 0 "$f: every file of fuzz/corpus/$f replays without a fault"
 	[ "$st" = 0 ] || grep -aE 'property violated|ERROR:|runtime error' \
@@ -78,15 +79,17 @@ ok "a harness for every parser (12 at least): $n" test "$n" -ge 12
 # with what it once broke (the fix is in the commit that added it).
 regress() {
 	ok "fuzz/corpus/$1/$2 is there" test -f "$TOP/fuzz/corpus/$1/$2"
-	"$O/fuzz/$1" -runs=1 -artifact_prefix="$T/" "$TOP/fuzz/corpus/$1/$2" >"$T/r.log" 2>&1
+	"$O/fuzz/$1" -runs=1 -artifact_prefix="$T/" \
+	    "$TOP/fuzz/corpus/$1/$2" >"$T/r.log" 2>&1
 	is "$?" 0 "$1 $2: $3"
 }
 regress import jsonb-1e19 "a component 1e19 was imported, then refused by every send stage"
 regress import jsonb-decimals "component numbers jsonb writes within 64 bits are imported and sent"
+regress answer 2xx-error-no-code "an HTTP 2xx with an error but no code was sent, without a wamid"
 
 # The harnesses can fail: one that cannot set up aborts, and the status
 # says so.
-TMPDIR=$T/none "$O/fuzz/input" -runs=0 -artifact_prefix="$T/" "$TOP/fuzz/corpus/input/" \
-    >"$T/fail.log" 2>&1
+TMPDIR=$T/none "$O/fuzz/input" -runs=0 -artifact_prefix="$T/" \
+    "$TOP/fuzz/corpus/input/" >"$T/fail.log" 2>&1
 ok "a harness that aborts exits non-zero" test "$?" -ne 0
 done_testing
