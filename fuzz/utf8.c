@@ -92,7 +92,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			PROP(cut <= max && cut <= size);
 			PROP(cut == size || (u[cut] & 0xc0) != 0x80);
 			PROP(wa_utf8_valid(s, cut));
-			/* No shorter than it must: the next char is too long. */
+			/* No shorter than it must be. */
 			if (cut < size)
 				PROP(cut + ref_len(u + cut, size - cut) > max);
 		}

@@ -83,9 +83,12 @@ regress() {
 	    "$TOP/fuzz/corpus/$1/$2" >"$T/r.log" 2>&1
 	is "$?" 0 "$1 $2: $3"
 }
-regress import jsonb-1e19 "a component 1e19 was imported, then refused by every send stage"
-regress import jsonb-decimals "component numbers jsonb writes within 64 bits are imported and sent"
-regress answer 2xx-error-no-code "an HTTP 2xx with an error but no code was sent, without a wamid"
+regress import jsonb-1e19 \
+    "a component 1e19 was imported, then refused by every send stage"
+regress import jsonb-decimals \
+    "component numbers jsonb writes within 64 bits are imported and sent"
+regress answer 2xx-error-no-code \
+    "an HTTP 2xx with an error but no code was sent, without a wamid"
 
 # The harnesses can fail: one that cannot set up aborts, and the status
 # says so.
