@@ -201,7 +201,7 @@ fuzz-build:
 
 fuzz-bins: $(FUZZERS:%=$(O)/fuzz/%)
 
-$(O)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(O)/libwa.a
+$(O)/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(O)/libwa.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(O)/libwa.a \
 	    $(FUZZ_LIBS) $(LDLIBS)
