@@ -153,6 +153,59 @@ check-san:
 	    SANFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=all' all
 	WA_BIN=$(CURDIR)/$(SAN_O)/bin $(ASAN_ENV) $(PROVE) tests/
 
+# Every parser fuzzed (fuzz/*.c, one libFuzzer harness each): built by
+# clang with ASan and UBSan in $(FUZZ_O)/, then each run for FUZZ_SECONDS
+# on a copy of its seed corpus (fuzz/corpus/NAME: never written to here).
+# An input that breaks a property is left in $(FUZZ_O)/crash/. fuzz-build
+# only builds them (tests/17-fuzz-regress.t replays the corpora).
+FUZZ_CC = clang
+FUZZ_O = build-fuzz
+FUZZ_SECONDS = 60
+FUZZERS = $(patsubst fuzz/%.c,%,$(wildcard fuzz/*.c))
+FUZZ_SAN = -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=all
+FUZZ_LIBS = $(JSON) $(PQ) $(CURL) $(CRYPTO)
+
+fuzz: fuzz-build
+	@mkdir -p $(FUZZ_O)/run $(FUZZ_O)/crash
+	@for f in $(FUZZERS); do \
+		rm -rf $(FUZZ_O)/run/$$f; mkdir $(FUZZ_O)/run/$$f; \
+		cp fuzz/corpus/$$f/* $(FUZZ_O)/run/$$f/ || exit 1; \
+		echo "fuzz: $$f for $(FUZZ_SECONDS) s"; \
+		if ! $(FUZZ_O)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) \
+		    -timeout=30 -print_final_stats=1 -dict=fuzz/json.dict \
+		    -artifact_prefix=$(FUZZ_O)/crash/$$f- \
+		    $(FUZZ_O)/run/$$f >$(FUZZ_O)/run/$$f.log 2>&1; then \
+			tail -40 $(FUZZ_O)/run/$$f.log; \
+			echo "fuzz: $$f failed; the input is in $(FUZZ_O)/crash/;" \
+			    "log: $(FUZZ_O)/run/$$f.log" >&2; \
+			exit 1; \
+		fi; \
+		grep -E '^#[0-9]+.*DONE|stat::number_of_executed_units' \
+		    $(FUZZ_O)/run/$$f.log | tr '\n' ' '; echo; \
+	done
+
+fuzz-build:
+	@mkdir -p $(FUZZ_O)
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ return d == 0 && n > 0; }\n' \
+	    >$(FUZZ_O)/probe.c
+	@$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $(FUZZ_O)/probe \
+	    $(FUZZ_O)/probe.c 2>$(FUZZ_O)/probe.err || { \
+		cat $(FUZZ_O)/probe.err >&2; \
+		echo "make fuzz: $(FUZZ_CC) cannot link -fsanitize=fuzzer:" \
+		    "install clang and its runtime (libclang-rt-N-dev," \
+		    "N = clang's major version)" >&2; exit 1; }
+	$(MAKE) CC=$(FUZZ_CC) O=$(FUZZ_O) BIN=$(FUZZ_O)/bin \
+	    CFLAGS='-O1 -g -fno-omit-frame-pointer' SANFLAGS='$(FUZZ_SAN)' \
+	    fuzz-bins
+
+fuzz-bins: $(FUZZERS:%=$(O)/fuzz/%)
+
+$(O)/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(O)/libwa.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(O)/libwa.a \
+	    $(FUZZ_LIBS) $(LDLIBS)
+
 demo: deps all
 	@sh scripts/demo.sh
 
@@ -207,10 +260,10 @@ dist:
 	git archive --format=tar.gz --prefix=wapipe-$(VERSION)/ -o $(DIST) HEAD
 
 clean:
-	rm -rf build build-asan build-asan-* build-deb bin
+	rm -rf build build-asan build-asan-* build-deb build-fuzz bin
 
 .PHONY: all deps check check-asan check-san check-layers demo install uninstall \
-	clean deb dist FORCE
+	clean deb dist fuzz fuzz-build fuzz-bins FORCE
 .SECONDARY:
 
 -include $(LIBOBJ:.o=.d) $(FAKEOBJ:.o=.d) $(PROGS:%=$(O)/cmd/%.d)

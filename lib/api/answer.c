@@ -127,6 +127,9 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 		snprintf(a->title, sizeof a->title, "HTTP %ld%s", http,
 		    o ? "" : " with a body that is not the API's JSON");
 	a->class = wa_class_of(a->code, http);
+	/* A 2xx with an error but no code names no message: unknown. */
+	if (a->class == WA_SENT)
+		a->class = WA_AMBIGUOUS;
 	json_object_put(o);
 }
 

@@ -14,7 +14,11 @@
  * Every line is checked as records/input.c checks lines (UTF-8, no NUL;
  * NDJSON: RFC 8259, finite numbers, integers in 64 bits, no \u0000 or
  * lone surrogate, and at most WA_IMPORT_DEPTH levels, so that the send
- * request made of a row is one every stage takes). A bad row is reported
+ * request made of a row is one every stage takes). The components go
+ * through Postgres's jsonb, which writes a number without its exponent
+ * (1e19 as 10000000000000000000): one that would come out as an integer
+ * beyond 64 bits, which the send stages refuse, is refused here, where
+ * the row can still be fixed. A bad row is reported
  * with its line number and written to the reject file (after the CSV
  * header, so the file can be fixed and imported again), whole however
  * long, and counted; it never stops the rest. Blank lines, a UTF-8 byte
@@ -225,6 +229,42 @@ params(struct wa_buf *b, struct json_object *a)
 	return NULL;
 }
 
+/*
+ * A number in o that jsonb would write as an integer beyond 64 bits (any
+ * of 2^63 or more, however written; -2^63 with an exponent too): its
+ * text, or NULL.
+ */
+static const char *
+too_big(struct json_object *o)
+{
+	const double big = 9223372036854775808.0;
+	const char *t;
+	size_t i, n;
+	double d;
+
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		d = json_object_get_double(o);
+		return d >= big || d <= -big ? json_object_get_string(o) : NULL;
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			if ((t = too_big(json_object_array_get_idx(o, i))))
+				return t;
+		return NULL;
+	case json_type_object: {
+		json_object_object_foreach(o, k, v) {
+			(void)k;
+			if ((t = too_big(v)) != NULL)
+				return t;
+		}
+		return NULL;
+	}
+	default:
+		return NULL;
+	}
+}
+
 /* The fields of a parsed NDJSON row: 1, or -1 with why. */
 static int
 fields(struct wa_rows *r, struct json_object *o, char *why, size_t size)
@@ -247,6 +287,11 @@ fields(struct wa_rows *r, struct json_object *o, char *why, size_t size)
 		if (!json_object_is_type(c, json_type_array))
 			return say(why, size, "\"components\" is not an "
 			    "array");
+		if ((bad = too_big(c)) != NULL)
+			return say(why, size, "\"components\" holds %.40s: "
+			    "Postgres would write it as an integer beyond 64 "
+			    "bits, which no send takes; write it as a string",
+			    bad);
 		wa_buf_puts(&r->params, "{\"components\":");
 		wa_buf_puts(&r->params, wa_json_text(c));
 		if (p != NULL) {

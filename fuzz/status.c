@@ -1,0 +1,88 @@
+/*
+ * status.c: a webhook body as wa-status-ingest takes it (records/input.h
+ * with flags 0: Meta's bodies; then records/status.h's wa_status_walk and
+ * wa_status_reduce). Every status kept is what the statement's arrays
+ * take: a rank of 1 to 4, a timestamp from 0 to 9999-12-31, a wamid of 1
+ * to 256 bytes and a title of at most 512, both UTF-8 without NUL, an
+ * error code in 32 bits; after the reduction one status per message, in
+ * the statement's order.
+ */
+#include "fuzz.h"
+#include "records/status.h"
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_quiet();
+	return 0;
+}
+
+static int
+text_ok(const struct wa_status_batch *b, size_t at, size_t n)
+{
+	PROP(at + n <= b->str.len);
+	return wa_text_bad(b->str.s + at, n) == n;
+}
+
+/* Whether x and y name the same message (as the reduction sees it). */
+static int
+same(const struct wa_status_batch *b, const struct wa_status *x,
+    const struct wa_status *y)
+{
+	if (x->rid != 0 || y->rid != 0)
+		return x->rid == y->rid;
+	return x->wamid_len == y->wamid_len && memcmp(b->str.s + x->wamid,
+	    b->str.s + y->wamid, x->wamid_len) == 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct json_tokener *tok;
+	static struct wa_status_batch b;
+	struct json_object *o;
+	const struct wa_status *s;
+	char *in = fuzz_copy(data, size), w[256];
+	size_t i, j, before;
+
+	/* One line, as the line reader hands it out: no '\n' inside. */
+	size = line_len(in, size);
+	if (tok == NULL)
+		tok = wa_json_tokener();
+	o = wa_json_parse(tok, in, size, 0, WA_JSON_DEPTH, w, sizeof w);
+	if (o == NULL) {
+		free(in);
+		return 0;
+	}
+	(void)wa_status_walk(&b, o, "fuzz", 1);
+	before = b.n;
+	for (i = 0; i < b.n; i++) {
+		s = &b.v[i];
+		PROP(s->rank >= 1 && s->rank <= 4);
+		PROP(s->ts >= 0 && s->ts <= 253402300799LL);
+		PROP(s->rid >= 0);
+		PROP(s->wamid_len >= 1 && s->wamid_len <= 256);
+		PROP(text_ok(&b, s->wamid, s->wamid_len));
+		PROP(s->title_len <= 512);
+		if (s->title_len > 0)
+			PROP(text_ok(&b, s->title, s->title_len));
+		if (s->has_code)
+			PROP(s->code >= INT32_MIN && s->code <= INT32_MAX);
+	}
+	wa_status_reduce(&b);
+	PROP(b.n <= before && (before == 0 || b.n >= 1));
+	for (i = 0; i < b.n; i++)
+		for (j = i + 1; j < b.n; j++)
+			PROP(!same(&b, &b.v[i], &b.v[j]));
+	/* Sorted by recipient id, those without one last. */
+	for (i = 1; i < b.n; i++)
+		if (b.v[i].rid != 0)
+			PROP(b.v[i - 1].rid != 0 &&
+			    b.v[i - 1].rid < b.v[i].rid);
+	wa_status_clear(&b);
+	json_object_put(o);
+	free(in);
+	return 0;
+}
