@@ -97,12 +97,18 @@ wa_meter_line(struct wa_meter *m, const char *id, const struct wa_snap *s,
 	int old;
 	size_t n;
 
-	/* The oldest sample of the ring no older than ~10 s gives "now". */
-	m->ring[m->head].at = s->at;
-	m->ring[m->head].done = s->done;
-	m->head = (m->head + 1) % WA_METER_N;
-	if (m->n < WA_METER_N)
-		m->n++;
+	/*
+	 * The oldest sample of the ring no older than ~10 s gives "now";
+	 * one within 500 ms of the last is not kept (it would say 0/s).
+	 */
+	if (m->n == 0 || s->at - m->ring[(m->head + WA_METER_N - 1) %
+	    WA_METER_N].at >= 500) {
+		m->ring[m->head].at = s->at;
+		m->ring[m->head].done = s->done;
+		m->head = (m->head + 1) % WA_METER_N;
+		if (m->n < WA_METER_N)
+			m->n++;
+	}
 	old = (m->head - m->n + WA_METER_N) % WA_METER_N;
 	while (m->n > 2 && s->at - m->ring[old].at > 10000) {
 		old = (old + 1) % WA_METER_N;
@@ -130,8 +136,9 @@ wa_meter_line(struct wa_meter *m, const char *id, const struct wa_snap *s,
 	    s->total > 0 ? s->done * 100.0 / s->total : 100.0, now, avg, eta);
 	n = strlen(buf);
 	if (s->pending - s->due > 0 && s->next_ms >= 0 && n < size)
-		snprintf(buf + n, size - n, "; %lld retries pending, the next "
-		    "at %s", s->pending - s->due, wa_rfc3339(when, sizeof when,
+		snprintf(buf + n, size - n, "; %lld retr%s pending, the next "
+		    "at %s", s->pending - s->due, s->pending - s->due == 1 ?
+		    "y" : "ies", wa_rfc3339(when, sizeof when,
 		    s->wall + s->next_ms));
 	n = strlen(buf);
 	if (s->unknown > 0 && n < size)

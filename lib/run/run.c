@@ -479,9 +479,9 @@ loop(void)
 	}
 	unshow();
 	if (strcmp(s.state, "completed") == 0) {
-		progress(0);
-		if (tty)
-			fputc('\n', stderr);
+		wa_warn("campaign %s is completed: %lld rows, %lld sent, %lld "
+		    "failed; wa-campaign status %s for the report", opt.id,
+		    s.total, s.done - s.failed, s.failed, opt.id);
 		return 0;
 	}
 	if (strcmp(s.state, "cancelled") == 0) {
