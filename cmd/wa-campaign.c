@@ -101,8 +101,16 @@ usage(FILE *f, int status)
 	    "  cancel [--reason text] id\n  status [--json] id\n"
 	    "  requeue [--status failed|unknown] [--code n] id\n  list\n"
 	    "  migrate\n"
-	    "  run [-n | --dry-run] [stage options] id  (run --help)\n"
-	    "  watch [--interval secs] id\n");
+	    "  run [-n | --dry-run] [-r | --rate rate] [-b | --burst n]\n"
+	    "      [-j | --concurrency n] [--timeout-ms ms] "
+	    "[--outage-after secs]\n"
+	    "      [--pg-timeout secs] [--stale-after secs] "
+	    "[--unknown-after secs]\n"
+	    "      [--settle-max secs] [--claim-opt opt] "
+	    "[--throttle-opt opt]\n"
+	    "      [--send-opt opt] [--record-opt opt] "
+	    "[--reconcile-opt opt] id\n"
+	    "  watch [--interval secs] [--pg-timeout secs] id\n");
 	exit(status);
 }
 

@@ -21,8 +21,9 @@ struct wa_snap {
 	long long	 due;
 	long long	 sending;
 	long long	 unknown;
-	long long	 next_ms;	/* to the next retry not yet due, or -1 */
-	long long	 unknown_age;	/* ms since the oldest unknown, or -1 */
+	long long	 next_ms;	/* to the next retry not due, or -1 */
+	long long	 unknown_age;	/* ms since the oldest unknown, or
+					   -1 */
 	long long	 sending_age;	/* ms since the oldest claim, or -1 */
 	int64_t		 at;		/* when taken (wa_now_ms) */
 	int64_t		 wall;		/* the same, wall clock (unix ms) */

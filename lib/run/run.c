@@ -93,9 +93,10 @@ static void
 usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-campaign [-d conninfo] run [-n | --dry-run] "
-	    "[-r rate] [-b burst] [-j n]\n"
-	    "           [--timeout-ms ms] [--outage-after secs] "
-	    "[--pg-timeout secs]\n"
+	    "[-r | --rate rate]\n"
+	    "           [-b | --burst n] [-j | --concurrency n] "
+	    "[--timeout-ms ms]\n"
+	    "           [--outage-after secs] [--pg-timeout secs]\n"
 	    "           [--stale-after secs] [--unknown-after secs] "
 	    "[--settle-max secs]\n"
 	    "           [--claim-opt opt] [--throttle-opt opt] "
@@ -346,7 +347,7 @@ pipeline(void)
 		if (pipe2(p[i], O_CLOEXEC) < 0)
 			wa_die(EX_OSERR, "pipe:");
 	if ((null = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
-		wa_die(EX_OSFILE, "open /dev/null:");
+		wa_die(EX_OSERR, "open /dev/null:");
 	pids[CLAIM] = spawn(CLAIM, -1, p[0][1], err, &pg);
 	pids[THROTTLE] = spawn(THROTTLE, p[0][0], p[1][1], err, &pg);
 	pids[SEND] = spawn(SEND, p[1][0], p[2][1], err, &pg);
