@@ -54,7 +54,7 @@ LIBS_wa-webhook = $(MHD) $(CRYPTO)
 # json-c only), api (the Cloud API: classes, answers, buckets, libcurl),
 # pg (Postgres), spool (the webhook side); fake (the fake Cloud API) goes
 # into an archive of its own that only wa-fake-api links.
-LAYERS = core records api pg spool
+LAYERS = core records api pg run spool
 PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 LIBOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c)))
 # The schema goes into the programs too, for wa-campaign migrate.

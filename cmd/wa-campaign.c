@@ -1,7 +1,9 @@
 /*
  * wa-campaign: the operator's tool. Creates campaigns, imports their
  * recipients, starts, pauses, resumes and cancels them, reports where
- * they stand and puts failed or unknown rows back in the queue.
+ * they stand and puts failed or unknown rows back in the queue; run
+ * (lib/run/run.c) and watch (lib/run/progress.c) have their own options
+ * and exit statuses, described there.
  *
  * Reads and writes campaigns and campaign_recipients (Postgres); import
  * reads a CSV or NDJSON file (or stdin). Writes the new id (create), the
@@ -30,6 +32,8 @@
 #include "records/json.h"
 #include "records/phone.h"
 #include "pg/report.h"
+#include "run/progress.h"
+#include "run/run.h"
 
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, NOPT };
@@ -96,7 +100,17 @@ usage(FILE *f, int status)
 	    "  start id\n  pause [--reason text] id\n  resume id\n"
 	    "  cancel [--reason text] id\n  status [--json] id\n"
 	    "  requeue [--status failed|unknown] [--code n] id\n  list\n"
-	    "  migrate\n");
+	    "  migrate\n"
+	    "  run [-n | --dry-run] [-r | --rate rate] [-b | --burst n]\n"
+	    "      [-j | --concurrency n] [--timeout-ms ms] "
+	    "[--outage-after secs]\n"
+	    "      [--pg-timeout secs] [--stale-after secs] "
+	    "[--unknown-after secs]\n"
+	    "      [--settle-max secs] [--claim-opt opt] "
+	    "[--throttle-opt opt]\n"
+	    "      [--send-opt opt] [--record-opt opt] "
+	    "[--reconcile-opt opt] id\n"
+	    "  watch [--interval secs] [--pg-timeout secs] id\n");
 	exit(status);
 }
 
@@ -287,6 +301,16 @@ main(int argc, char **argv)
 	int c, ret = 0;
 
 	wa_prog = "wa-campaign";
+	/* run and watch parse their own options: the first word decides. */
+	for (i = 1; i < (size_t)argc; i++)
+		if (strcmp(argv[i], "-d") == 0)
+			i++;
+		else if (argv[i][0] != '-' || strcmp(argv[i], "--") == 0)
+			break;
+	if (i < (size_t)argc && strcmp(argv[i], "run") == 0)
+		return wa_run_main(argc, argv);
+	if (i < (size_t)argc && strcmp(argv[i], "watch") == 0)
+		return wa_watch_main(argc, argv);
 	while ((c = getopt_long(argc, argv, "d:h", longs, NULL)) != -1) {
 		if (c > 0 && c < NOPT) {
 			val[c] = optarg;

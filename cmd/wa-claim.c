@@ -29,6 +29,7 @@
 #include "core/metrics.h"
 #include "core/out.h"
 #include "core/sig.h"
+#include "pg/claim.h"
 #include "pg/pg.h"
 
 static const char *claim_sql =
@@ -84,6 +85,7 @@ static struct {
 #define EX_CANCELLED EX_NOPERM	/* 77: sending is no longer allowed */
 
 static struct wa_pg *db;
+static int said;		/* that it waits for retries, since a claim */
 static struct wa_buf head;	/* `{"id":` ... the part every row shares */
 static int nonblock;		/* stdout was made non-blocking */
 static struct wa_metric *rows_total, *claims_total, *claim_seconds;
@@ -108,51 +110,23 @@ static int
 load(void)
 {
 	const char *p[] = { opt.campaign };
-	PGresult *res = wa_pg_need(db, NULL, "SELECT phone_number_id,"
-	    " template_name, template_lang FROM campaigns WHERE id = $1",
-	    1, p);
+	PGresult *res = wa_pg_need(db, NULL, WA_CLAIM_HEAD_SQL, 1, p);
 
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		wa_warn("no campaign %s", opt.campaign);
 		return EX_USAGE;
 	}
-	wa_buf_printf(&head, ",\"campaign_id\":%s,\"phone_number_id\":",
-	    opt.campaign);
-	wa_buf_json_string(&head, PQgetvalue(res, 0, 0),
-	    PQgetlength(res, 0, 0));
-	wa_buf_puts(&head, ",\"template\":{\"name\":");
-	wa_buf_json_string(&head, PQgetvalue(res, 0, 1),
-	    PQgetlength(res, 0, 1));
-	wa_buf_puts(&head, ",\"language\":");
-	wa_buf_json_string(&head, PQgetvalue(res, 0, 2),
-	    PQgetlength(res, 0, 2));
+	wa_claim_head(&head, opt.campaign, res);
 	PQclear(res);
 	return 0;
 }
 
-/* Adds one send request; params is a JSON array or an object to merge. */
+/* Adds one send request (lib/pg/claim.c). */
 static void
 request(struct wa_buf *line, PGresult *res, int i)
 {
-	const char *params = PQgetvalue(res, i, 3);
-	size_t n = PQgetlength(res, i, 3);
-
-	wa_buf_printf(line, "{\"id\":%s,\"attempt\":%s", PQgetvalue(res, i, 0),
-	    PQgetvalue(res, i, 1));
-	wa_buf_add(line, head.s, head.len);
-	if (params[0] == '{') {
-		if (n > 2) {
-			wa_buf_add(line, ",", 1);
-			wa_buf_add(line, params + 1, n - 2);
-		}
-	} else {
-		wa_buf_puts(line, ",\"params\":");
-		wa_buf_add(line, params, n);
-	}
-	wa_buf_puts(line, "},\"to\":");
-	wa_buf_json_string(line, PQgetvalue(res, i, 2), PQgetlength(res, i, 2));
-	wa_buf_add(line, "}\n", 2);
+	wa_claim_line(line, &head, res, i);
 }
 
 /*
@@ -284,6 +258,26 @@ room(long long capacity, size_t avg)
 }
 
 /*
+ * Says once, when only retries not yet due are left, that wa-claim waits
+ * for them and until when (column 5 of left_sql: ms to the next one).
+ */
+static void
+waiting(PGresult *res)
+{
+	char when[40];
+	long long ms;
+
+	if (said || *PQgetvalue(res, 0, 2) != 't' ||
+	    *PQgetvalue(res, 0, 3) == 't' || PQgetisnull(res, 0, 5) ||
+	    (ms = atoll(PQgetvalue(res, 0, 5))) < 1000)
+		return;
+	said = 1;
+	wa_warn("campaign %s: waiting for retries; the next is due at %s "
+	    "(in %lld s)", opt.campaign, wa_rfc3339(when, sizeof when,
+	    wa_unix_ms() + ms), (ms + 999) / 1000);
+}
+
+/*
  * Nothing was claimed: returns the ms to wait before claiming again, or -1
  * with the exit status in *status.
  */
@@ -344,6 +338,7 @@ dry(int *status)
 			wait = atoll(PQgetvalue(res, 0, 5));
 		if (wait < 20)
 			wait = 20;	/* due rows locked by another claimer */
+		waiting(res);
 	}
 	PQclear(res);
 	return wait;
@@ -494,8 +489,10 @@ main(int argc, char **argv)
 			status = EX_IOERR;
 		} else if (i < rows)
 			status = EX_TEMPFAIL;
-		else if (rows > 0)
+		else if (rows > 0) {
 			avg = (avg * 3 + out.len / rows) / 4;
+			said = 0;
+		}
 		else if ((wait = dry(&status)) >= 0)
 			wa_sleep_ms(wait);
 		else

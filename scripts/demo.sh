@@ -5,8 +5,9 @@
 # Postgres, wa-fake-api standing in for Meta (80/s limit, ~250 ms latency,
 # some failures, signed status webhooks), wa-webhook and wa-status-ingest
 # for the statuses; a campaign of DEMO_RECIPIENTS (3000) made-up numbers
-# sent through wa-claim | wa-throttle | wa-send | wa-record; wa-reconcile
-# for the stragglers; the report; everything removed at the end.
+# sent by wa-campaign run (wa-claim | wa-throttle | wa-send | wa-record,
+# wa-reconcile for the stragglers, reruns for retries); the report;
+# everything removed at the end.
 #
 # A real campaign: set WA_TOKEN or WA_TOKEN_FILE, Postgres (DATABASE_URL
 # or PG*, schema loaded), WA_PHONE_NUMBER_ID, WA_TEMPLATE (and
@@ -109,25 +110,16 @@ campaign() {
 	say "campaign $id: importing $CSV"
 	wa-campaign import "$id" "$CSV"
 	wa-campaign start "$id" || die "start failed"
-	say "campaign $id: sending at $RATE/s"
-	for round in 1 2 3 4 5 6 7 8 9 10; do
-		{
-			wa-claim -c "$id"
-			echo $? >"$D/claim.rc"
-		} | wa-throttle -r "$RATE" | wa-send | wa-record >/dev/null
-		rc=$(cat "$D/claim.rc")
-		if [ "$rc" = 75 ]; then
-			say "campaign $id was paused:"
-			break
-		fi
-		[ "$rc" = 0 ] || die "wa-claim exited $rc"
-		wa-reconcile -c "$id" --stale-after 60 \
-		    --unknown-after "$UNKNOWN_AFTER" | sed 's/^/demo: /' >&2
-		state=$(wa-campaign status "$id" --json | jq -r .state)
-		[ "$state" = completed ] && break
-		say "round $round done; waiting for unknown rows to settle"
-		sleep "$UNKNOWN_AFTER"
-	done
+	say "campaign $id: sending at $RATE/s (wa-campaign run)"
+	# The pipeline, reconcile rounds and reruns for retries, to the end.
+	wa-campaign run "$id" -r "$RATE" --stale-after 60 \
+	    --unknown-after "$UNKNOWN_AFTER"
+	rc=$?
+	case $rc in
+	0) ;;
+	75) say "campaign $id was paused or stopped:" ;;
+	*) die "wa-campaign run exited $rc" ;;
+	esac
 	# The last statuses are still on their way: give them a moment.
 	sleep 3
 	wa-campaign status "$id"

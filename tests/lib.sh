@@ -21,6 +21,9 @@ exec 7>&1
 T=$(mktemp -d /tmp/wapipe-test.XXXXXX)
 chmod 755 "$T"
 export WA_STATE_DIR="$T/state" WA_RESULTS_DIR="$T/state/results"
+# Messages compared as they are: no time at the start of each line (a
+# test that wants it unsets this).
+export WA_LOG_TIME=0
 t_n=0
 t_failed=0
 t_pids=""

@@ -2,7 +2,9 @@
  * err.c: messages on stderr in one fixed format, "prog: message", where a
  * format ending in ':' gets ": strerror(errno)" appended; dying with a
  * sysexits code; checked numbers from the command line; allocation that
- * cannot fail silently.
+ * cannot fail silently. When stderr is not a terminal (a log file, the
+ * journal, a pipe), each line starts with its time in RFC 3339, UTC, to
+ * the millisecond; WA_LOG_TIME=1 or 0 says so or not regardless.
  */
 #include <errno.h>
 #include <math.h>
@@ -10,15 +12,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/err.h"
 
 const char *wa_prog = "wapipe";
 
+char *
+wa_rfc3339(char *buf, size_t size, long long unix_ms)
+{
+	time_t t = unix_ms / 1000;
+	struct tm tm;
+	char s[24];
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(s, sizeof s, "@%lld", (long long)t);
+	snprintf(buf, size, "%s.%03lldZ", s, unix_ms % 1000);
+	return buf;
+}
+
+/* Whether lines start with the time: once, from WA_LOG_TIME or stderr. */
+static int
+stamped(void)
+{
+	static int on = -1;
+	const char *e;
+
+	if (on < 0) {
+		e = getenv("WA_LOG_TIME");
+		if (e != NULL && (*e == '0' || *e == '1') && e[1] == '\0')
+			on = *e == '1';
+		else
+			on = !isatty(STDERR_FILENO);
+	}
+	return on;
+}
+
 static void
 vwarn(const char *fmt, va_list ap)
 {
-	char msg[2048];
+	char msg[2048], when[40];
+	struct timeval tv;
 	size_t n;
 	int e = errno;
 
@@ -27,7 +64,14 @@ vwarn(const char *fmt, va_list ap)
 	if (n > 0 && msg[n - 1] == ':')
 		snprintf(msg + n, sizeof msg - n, " %s", strerror(e));
 	/* One write, so that lines from several programs never mix. */
-	fprintf(stderr, "%s: %s\n", wa_prog, msg);
+	*when = '\0';
+	if (stamped()) {
+		gettimeofday(&tv, NULL);
+		wa_rfc3339(when, sizeof when - 1, (long long)tv.tv_sec * 1000 +
+		    tv.tv_usec / 1000);
+		strcat(when, " ");
+	}
+	fprintf(stderr, "%s%s: %s\n", when, wa_prog, msg);
 	fflush(stderr);
 	errno = e;
 }

@@ -1,5 +1,6 @@
 /*
- * core/err.h: messages on stderr ("prog: message"), exits with a sysexits
+ * core/err.h: messages on stderr ("prog: message", after the time when
+ * stderr is not a terminal), exits with a sysexits
  * code, checked numbers from the command line, allocation that cannot
  * fail silently.
  */
@@ -18,6 +19,8 @@ void wa_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wa_die(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 void wa_version(void) __attribute__((noreturn));
+/* unix_ms as RFC 3339 in UTC, "2026-12-03T01:02:03.456Z"; returns buf. */
+char *wa_rfc3339(char *buf, size_t size, long long unix_ms);
 
 /* An option's value in [min, max], or exit 64 naming what it is. */
 long long wa_num(const char *s, long long min, long long max,
