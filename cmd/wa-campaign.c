@@ -5,8 +5,8 @@
  *
  * Reads and writes campaigns and campaign_recipients (Postgres); import
  * reads a CSV or NDJSON file (or stdin). Writes the new id (create), the
- * report (status), the campaigns (list) or the rows requeued (requeue)
- * on stdout; messages on stderr. Exits 0 on success, 64 on a usage error
+ * report (status), the HTML report or its figures (report), the
+ * campaigns (list) or the rows requeued (requeue) on stdout; messages on stderr. Exits 0 on success, 64 on a usage error
  * or an unknown campaign, 65 when a move is not allowed from the
  * campaign's state or an import rejected rows, 66 when the file cannot
  * be opened, 69 when Postgres fails, 74 when reading the file or writing
@@ -30,6 +30,7 @@
 #include "records/json.h"
 #include "records/phone.h"
 #include "pg/report.h"
+#include "pg/figures.h"
 
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, NOPT };
@@ -95,6 +96,7 @@ usage(FILE *f, int status)
 	    "  import [--country-code cc] [--reject file] id file|-\n"
 	    "  start id\n  pause [--reason text] id\n  resume id\n"
 	    "  cancel [--reason text] id\n  status [--json] id\n"
+	    "  report [--json] id > report.html\n"
 	    "  requeue [--status failed|unknown] [--code n] id\n  list\n"
 	    "  migrate\n");
 	exit(status);
@@ -222,6 +224,12 @@ status(char **args)
 }
 
 static int
+report(char **args)
+{
+	return wa_figures_write(db(), args[0], given & O(JSON), stdout);
+}
+
+static int
 requeue(char **args)
 {
 	const char *p[] = { args[0], val[STATUS] ? val[STATUS] :
@@ -274,6 +282,7 @@ static const struct cmd {
 	{ "start", 1, 0, NULL }, { "pause", 1, O(REASON), NULL },
 	{ "resume", 1, 0, NULL }, { "cancel", 1, O(REASON), NULL },
 	{ "status", 1, O(JSON), status },
+	{ "report", 1, O(JSON), report },
 	{ "requeue", 1, O(STATUS) | O(CODE), requeue },
 	{ "list", 0, 0, list },
 	{ "migrate", 0, 0, migrate },
