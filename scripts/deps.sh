@@ -6,11 +6,15 @@ set -eu
 
 # The last line is for the packaging tests (make deb, the units, the nginx
 # example); installing nginx starts Debian's own nginx on port 80 where a
-# service manager runs: the tests only run theirs, in a temp dir.
+# service manager runs: the tests only run theirs, in a temp dir. The
+# report's browser test needs chromium (headless); the alert rules'
+# test needs promtool, which comes in prometheus (whose own server a
+# service manager would start on port 9090: the tests never use it).
 pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
 libjson-c-dev libmicrohttpd-dev libssl-dev postgresql postgresql-client
 perl curl jq mandoc procps pv wrk util-linux openssl
-dpkg-dev binutils lintian systemd man-db nginx shellcheck"
+dpkg-dev binutils lintian systemd man-db nginx shellcheck
+chromium prometheus"
 
 missing=""
 for p in $pkgs; do
