@@ -5,13 +5,16 @@
  *
  * Reads and writes campaigns and campaign_recipients (Postgres); import
  * reads a CSV or NDJSON file (or stdin). Writes the new id (create), the
- * report (status), the HTML report or its figures (report), the
- * campaigns (list) or the rows requeued (requeue) on stdout; messages on stderr. Exits 0 on success, 64 on a usage error
+ * report (status), the campaigns (list) or the rows requeued (requeue)
+ * on stdout; messages on stderr. Exits 0 on success, 64 on a usage error
  * or an unknown campaign, 65 when a move is not allowed from the
  * campaign's state or an import rejected rows, 66 when the file cannot
  * be opened, 69 when Postgres fails, 74 when reading the file or writing
  * the reject file or stdout fails, 75 when a signal cut an import short
  * (nothing imported).
+ *
+ * report writes the campaign as one HTML page (lib/pg/figures.c and
+ * lib/records/html.c), or with --json the figures it is drawn from.
  */
 #include <fcntl.h>
 #include <getopt.h>
