@@ -48,35 +48,60 @@
 #define BOUNDS "'{0,1,2,5,10,30,60,120,300,600,1800,3600,21600,86400}'"
 
 /* Latency of the rows in status s: count, percentiles, histogram. */
-#define LATENCY(s) \
-    "(SELECT json_build_object('count', x.n," \
-    "  'p50', round(p[1]::numeric, 1), 'p90', round(p[2]::numeric, 1)," \
-    "  'p99', round(p[3]::numeric, 1), 'histogram', (SELECT" \
-    "   json_agg(json_build_object('from', b.b[i], 'to', b.b[i + 1]," \
-    "   'count', coalesce(h.n, 0)) ORDER BY i)" \
-    "   FROM (SELECT " BOUNDS "::float8[] AS b) b," \
-    "   generate_series(1, 14) i LEFT JOIN (SELECT width_bucket(secs," \
-    "    " BOUNDS "::float8[]) AS w, count(*) AS n FROM lat" \
-    "    WHERE status = '" s "' GROUP BY 1) h ON h.w = i))" \
-    " FROM (SELECT count(*) AS n, percentile_cont('{0.5,0.9,0.99}'::float8[])" \
-    "  WITHIN GROUP (ORDER BY secs) AS p FROM lat" \
-    "  WHERE status = '" s "') x)"
+#define LATENCY(s, p) \
+    "json_build_object('count', (SELECT coalesce(sum(n), 0) FROM g" \
+    "  WHERE set = 25 AND status = '" s "' AND lb IS NOT NULL)," \
+    " 'p50', round(p." p "[1]::numeric, 1)," \
+    " 'p90', round(p." p "[2]::numeric, 1)," \
+    " 'p99', round(p." p "[3]::numeric, 1)," \
+    " 'histogram', (SELECT json_agg(json_build_object('from', b.b[i]," \
+    "  'to', b.b[i + 1], 'count', coalesce(g.n, 0)) ORDER BY i)" \
+    "  FROM (SELECT " BOUNDS "::float8[] AS b) b, generate_series(1, 14) i" \
+    "  LEFT JOIN g ON g.set = 25 AND g.status = '" s "' AND g.lb = i))"
 
+/*
+ * One pass over the rows, grouped five ways (the bits of GROUPING(sm,
+ * tm, status, lb, fc) say which): accepted rows by the minute of their
+ * claim (15), delivered, read and failed rows by the minute of their
+ * status (19), delivered and read rows by latency bucket (25), failed
+ * rows by error code (30), and all of them (31, the funnel); a second
+ * pass over the delivered and read rows for the percentiles, which need
+ * every value.
+ */
 static const char *figures_sql =
     "WITH r AS NOT MATERIALIZED (SELECT status, attempt, claimed_at,"
-    "   status_at, next_attempt_at, error_code, error_title,"
+    "   status_at, error_code, error_title,"
     "   status IN ('sent', 'delivered', 'read') OR wamid IS NOT NULL"
-    "   AS acc FROM campaign_recipients WHERE campaign_id = $1),"
-    " lat AS NOT MATERIALIZED (SELECT status, greatest(0, extract(epoch"
-    "   FROM status_at - claimed_at))::float8 AS secs FROM r"
-    "   WHERE status IN ('delivered', 'read') AND status_at IS NOT NULL"
-    "   AND claimed_at IS NOT NULL),"
+    "   AS acc, CASE WHEN status IN ('delivered', 'read')"
+    "   THEN greatest(0, date_part('epoch', status_at - claimed_at))"
+    "   END AS secs FROM campaign_recipients WHERE campaign_id = $1),"
+    " g AS (SELECT GROUPING(sm, tm, status, lb, fc) AS set, sm, tm,"
+    "   status, lb, fc, count(*) AS n, max(error_title) AS title,"
+    "   count(*) FILTER (WHERE attempt > 0) AS claimed,"
+    "   count(*) FILTER (WHERE acc) AS sent,"
+    "   count(*) FILTER (WHERE status IN ('delivered', 'read')) AS deliv,"
+    "   count(*) FILTER (WHERE status = 'read') AS read,"
+    "   count(*) FILTER (WHERE status = 'failed') AS failed,"
+    "   count(*) FILTER (WHERE status = 'unknown') AS unknown,"
+    "   count(*) FILTER (WHERE status IN ('pending', 'sending'))"
+    "   AS pending"
+    "  FROM (SELECT *, CASE WHEN acc THEN date_trunc('minute', claimed_at)"
+    "    END AS sm, CASE WHEN status IN ('delivered', 'read', 'failed')"
+    "    THEN date_trunc('minute', status_at) END AS tm,"
+    "    width_bucket(secs, " BOUNDS "::float8[]) AS lb,"
+    "    CASE WHEN status = 'failed' THEN coalesce(error_code, -1) END"
+    "    AS fc FROM r) x"
+    "  GROUP BY GROUPING SETS ((sm), (tm, status), (status, lb), (fc),"
+    "   ())),"
+    " p AS (SELECT percentile_cont('{0.5,0.9,0.99}'::float8[])"
+    "   WITHIN GROUP (ORDER BY secs) FILTER (WHERE status = 'delivered')"
+    "   AS d, percentile_cont('{0.5,0.9,0.99}'::float8[])"
+    "   WITHIN GROUP (ORDER BY secs) FILTER (WHERE status = 'read') AS r"
+    "   FROM r WHERE secs IS NOT NULL),"
     /* Per minute first (few rows), then into buckets of width w. */
-    " m AS (SELECT date_trunc('minute', claimed_at) AS t, 'sent' AS k,"
-    "   count(*) AS n FROM r WHERE acc AND claimed_at IS NOT NULL"
-    "   GROUP BY 1 UNION ALL SELECT date_trunc('minute', status_at),"
-    "   status, count(*) FROM r WHERE status IN ('delivered', 'read',"
-    "   'failed') AND status_at IS NOT NULL GROUP BY 1, 2),"
+    " m AS (SELECT sm AS t, 'sent' AS k, n FROM g WHERE set = 15"
+    "   AND sm IS NOT NULL UNION ALL SELECT tm, status, n FROM g"
+    "   WHERE set = 19 AND tm IS NOT NULL),"
     " w AS (SELECT coalesce((SELECT min(x) FROM unnest('{60,120,300,600,"
     "   900,1800,3600,10800,21600,43200,86400}'::int[]) x WHERE x * 480"
     "   >= span), ceil(span / 480 / 86400) * 86400)::bigint AS s"
@@ -88,34 +113,28 @@ static const char *figures_sql =
     "   sum(n) FILTER (WHERE k = 'read') AS read,"
     "   sum(n) FILTER (WHERE k = 'failed') AS failed"
     "   FROM m, w GROUP BY 1),"
-    " f AS (SELECT count(*) FILTER (WHERE attempt > 0) AS claimed,"
-    "   count(*) FILTER (WHERE acc) AS sent,"
-    "   count(*) FILTER (WHERE status IN ('delivered', 'read')) AS deliv,"
-    "   count(*) FILTER (WHERE status = 'read') AS read,"
-    "   count(*) FILTER (WHERE status = 'failed') AS failed,"
-    "   count(*) FILTER (WHERE status = 'unknown') AS unknown,"
-    "   count(*) FILTER (WHERE status IN ('pending', 'sending'))"
-    "   AS pending FROM r),"
-    " e AS (SELECT e.code, max(e.title) AS title, max(e.class) AS class,"
+    " e AS (SELECT coalesce(e.code, -1) AS code, max(e.title) AS title,"
+    "   max(e.class) AS class,"
     "   count(*) AS n, max(e.at) AS last FROM recipient_errors e"
     "   JOIN campaign_recipients c ON c.id = e.recipient_id"
     "   WHERE c.campaign_id = $1 GROUP BY 1),"
-    " ef AS (SELECT error_code AS code, max(error_title) AS title,"
-    "   count(*) AS n FROM r WHERE status = 'failed' GROUP BY 1),"
+    " ef AS (SELECT fc AS code, title, n FROM g"
+    "   WHERE set = 30 AND fc IS NOT NULL),"
     " q AS (SELECT next_attempt_at - now() AS d, next_attempt_at AS at"
     "   FROM campaign_recipients WHERE campaign_id = $1"
     "   AND status = 'pending' AND next_attempt_at > now())"
     " SELECT json_build_object("
     "  'funnel', (SELECT json_build_object('claimed', claimed, 'sent',"
     "   sent, 'delivered', deliv, 'read', read, 'failed', failed,"
-    "   'unknown', unknown, 'pending', pending) FROM f),"
+    "   'unknown', unknown, 'pending', pending) FROM g WHERE set = 31),"
     "  'bucket_seconds', (SELECT s FROM w),"
     "  'series', (SELECT coalesce(json_agg(json_build_object('at', "
     "   " ISO("t") ", 'sent', coalesce(sent, 0), 'delivered',"
     "   coalesce(delivered, 0), 'read', coalesce(read, 0), 'failed',"
     "   coalesce(failed, 0)) ORDER BY t), '[]') FROM s),"
-    "  'latency', json_build_object('delivered', " LATENCY("delivered") ","
-    "   'read', " LATENCY("read") "),"
+    "  'latency', (SELECT json_build_object('delivered', "
+    LATENCY("delivered", "d") ", 'read', " LATENCY("read", "r") ")"
+    "   FROM p),"
     "  'errors_by_code', (SELECT coalesce(json_agg(json_build_object("
     "   'code', code, 'title', title, 'class', class, 'did', CASE"
     "    WHEN class IS NULL OR class = 'permanent'"
@@ -126,7 +145,7 @@ static const char *figures_sql =
     "   'attempts', attempts, 'failed_rows', failed_rows,"
     "   'last_at', " ISO("last") ") ORDER BY attempts DESC,"
     "   failed_rows DESC, code), '[]')"
-    "   FROM (SELECT coalesce(e.code, ef.code) AS code,"
+    "   FROM (SELECT nullif(coalesce(e.code, ef.code), -1) AS code,"
     "    coalesce(e.title, ef.title) AS title, e.class,"
     "    coalesce(e.n, 0) AS attempts, coalesce(ef.n, 0) AS failed_rows,"
     "    e.last FROM e FULL JOIN ef ON ef.code = e.code"
