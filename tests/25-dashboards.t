@@ -67,7 +67,7 @@ names() {
 # missing: the names on stdin that no program's file has.
 missing() {
 	while read -r n; do
-		grep -Eq "^$n[{ ]" "$T/all.prom" || echo "$n"
+		grep -Eq "^${n}[{ ]" "$T/all.prom" || echo "$n"
 	done
 }
 # Whole files: a name in a description must exist too.
