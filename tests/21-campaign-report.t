@@ -84,6 +84,14 @@ sql "delete from campaign_events where campaign_id = $c" >/dev/null
 is "$(wa-campaign report --json "$c" | jq -c '[.timeline[] | .state]')" \
     '["draft","running"]' "no events: created and started instead"
 
+# A campaign without rows yet.
+e=$(wa-campaign create --name empty --phone-number-id 1 --template t)
+is "$(wa-campaign report --json "$e" | jq -c '[.total, .bucket_seconds,
+    .series, .funnel.claimed, .latency.read.count, .latency.read.p50,
+    .errors_by_code, .retries.pending, [.timeline[].state]]')" \
+    '[0,60,[],0,0,null,[],0,["draft"]]' "an empty campaign: zeros, no series"
+exits 0 "an empty campaign's page" sh -c "wa-campaign report $e >/dev/null"
+
 exits 64 "an unknown campaign" wa-campaign report 999999 2>"$T/err"
 like "$(cat "$T/err")" "no campaign 999999" "says so"
 exits 64 "report takes no --reason" wa-campaign report --reason x "$c" \
