@@ -22,10 +22,11 @@
  *                 sent a row to its current status, for the rows in that
  *                 status: count, p50, p90, p99 and a histogram
  *   errors_by_code
- *                 every error of every attempt (recipient_errors) by
- *                 code: Meta's title, wapipe's class and what it did
- *                 (retried, failed, halted, unknown, put back), the
- *                 attempts it ended and the rows failed with it now
+ *                 every error of every attempt (recipient_errors) and
+ *                 of every failed row, by code (the 50 most common):
+ *                 Meta's title, wapipe's class and what it did (retried,
+ *                 failed, halted, unknown, put back), the attempts that
+ *                 met it and the rows failed with it now
  *   retries       rows pending with a retry not yet due: how many, the
  *                 next and the last due time, how many due within 1 m,
  *                 5 m, 15 m, 1 h, 6 h, 24 h and later
