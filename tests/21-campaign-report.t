@@ -43,7 +43,7 @@ is "$(jq -c '[.errors_by_code[] | [.code, .class, .did, .attempts,
     '[[131049,"later","retried",3,1],[131056,"pair_rate","retried",3,0],[131026,"permanent","failed",1,2],[131000,"transient","retried",1,0],[132015,"fatal","halted",1,0]]' \
     "errors by code: attempts met, rows failed with it now, what wapipe did"
 is "$(jq -c '.retries | [.pending, [.due[] | .count]]' "$T/json")" \
-    '[2,[1,0,1,0,0,0,0]]' "retries pending, by when they are due"
+    '[2,[0,1,1,0,0,0,0]]' "retries pending, by when they are due"
 is "$(jq -c '[.timeline[] | [.state, .reason]]' "$T/json")" \
     '[["draft",null],["running",null],["paused","halt: 132015 template paused"],["running",null]]' \
     "timeline: each change of state with its reason"

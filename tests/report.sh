@@ -32,7 +32,7 @@ report_campaign() {
 		(8, 'unknown', 1, null, null, null, 130, 20, 0),
 		(9, 'sending', 2, null, null, null, 100, null, 0),
 		(10, 'pending', 1, null, 131056, 'Pair rate', 140, 130, 600),
-		(11, 'pending', 2, null, 131056, 'Pair rate', 90, 80, 30))
+		(11, 'pending', 2, null, 131056, 'Pair rate', 90, 80, 240))
 		as v(n, status, attempt, wamid, code, title, claimed, at, later)
 	    where r.campaign_id = $t_c
 	    and r.phone = '+155500000' || lpad(v.n::text, 2, '0')" >/dev/null

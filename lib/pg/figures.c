@@ -20,7 +20,8 @@
  *                 as read)
  *   latency       {delivered, read}: the seconds from the claim that
  *                 sent a row to its current status, for the rows in that
- *                 status: count, p50, p90, p99 and a histogram
+ *                 status: count, p50, p90, p99 (to 0.1 s below 10 s, to
+ *                 the second below 10 minutes) and a histogram
  *   errors_by_code
  *                 every error of every attempt (recipient_errors) and
  *                 of every failed row, by code (the 50 most common):
@@ -48,26 +49,37 @@
 /* The histogram's lower bounds, in seconds (the last bucket is open). */
 #define BOUNDS "'{0,1,2,5,10,30,60,120,300,600,1800,3600,21600,86400}'"
 
+/* The latency of status s at quantile q: the least value reaching it. */
+#define PCT(s, q) \
+    "(SELECT round(min(lq)::numeric, 1) FROM (SELECT lq, sum(n) OVER" \
+    "  (ORDER BY lq) AS cum, sum(n) OVER () AS total FROM g WHERE set = 25" \
+    "  AND status = '" s "' AND lq IS NOT NULL) c WHERE cum >= " q " * total)"
+
 /* Latency of the rows in status s: count, percentiles, histogram. */
-#define LATENCY(s, p) \
+#define LATENCY(s) \
     "json_build_object('count', (SELECT coalesce(sum(n), 0) FROM g" \
-    "  WHERE set = 25 AND status = '" s "' AND lb IS NOT NULL)," \
-    " 'p50', round(p." p "[1]::numeric, 1)," \
-    " 'p90', round(p." p "[2]::numeric, 1)," \
-    " 'p99', round(p." p "[3]::numeric, 1)," \
+    "  WHERE set = 25 AND status = '" s "' AND lq IS NOT NULL)," \
+    " 'p50', " PCT(s, "0.5") ", 'p90', " PCT(s, "0.9") "," \
+    " 'p99', " PCT(s, "0.99") "," \
     " 'histogram', (SELECT json_agg(json_build_object('from', b.b[i]," \
-    "  'to', b.b[i + 1], 'count', coalesce(g.n, 0)) ORDER BY i)" \
+    "  'to', b.b[i + 1], 'count', coalesce(h.n, 0)) ORDER BY i)" \
     "  FROM (SELECT " BOUNDS "::float8[] AS b) b, generate_series(1, 14) i" \
-    "  LEFT JOIN g ON g.set = 25 AND g.status = '" s "' AND g.lb = i))"
+    "  LEFT JOIN (SELECT width_bucket(lq, " BOUNDS "::float8[]) AS w," \
+    "  sum(n) AS n FROM g WHERE set = 25 AND status = '" s "'" \
+    "  AND lq IS NOT NULL GROUP BY 1) h ON h.w = i))"
 
 /*
  * One pass over the rows, grouped five ways (the bits of GROUPING(sm,
- * tm, status, lb, fc) say which): accepted rows by the minute of their
+ * tm, status, lq, fc) say which): accepted rows by the minute of their
  * claim (15), delivered, read and failed rows by the minute of their
- * status (19), delivered and read rows by latency bucket (25), failed
- * rows by error code (30), and all of them (31, the funnel); a second
- * pass over the delivered and read rows for the percentiles, which need
- * every value.
+ * status (19), delivered and read rows by latency (25), failed rows by
+ * error code (30), and all of them (31, the funnel). Latency is kept to
+ * 0.1 s below 10 s, to the second below 10 minutes, to the minute below
+ * 10 hours, to 10 minutes beyond (lq, rounded down): a few hundred
+ * groups, from which the percentiles and the histogram are read, so
+ * that no pass has to sort a million values. The plan must hash, not
+ * sort: Postgres cannot tell that a minute has many rows, and would
+ * sort every row to group them (wa_figures says so with enable_sort).
  */
 static const char *figures_sql =
     "WITH r AS NOT MATERIALIZED (SELECT status, attempt, claimed_at,"
@@ -76,8 +88,8 @@ static const char *figures_sql =
     "   AS acc, CASE WHEN status IN ('delivered', 'read')"
     "   THEN greatest(0, date_part('epoch', status_at - claimed_at))"
     "   END AS secs FROM campaign_recipients WHERE campaign_id = $1),"
-    " g AS (SELECT GROUPING(sm, tm, status, lb, fc) AS set, sm, tm,"
-    "   status, lb, fc, count(*) AS n, max(error_title) AS title,"
+    " g AS (SELECT GROUPING(sm, tm, status, lq, fc) AS set, sm, tm,"
+    "   status, lq, fc, count(*) AS n, max(error_title) AS title,"
     "   count(*) FILTER (WHERE attempt > 0) AS claimed,"
     "   count(*) FILTER (WHERE acc) AS sent,"
     "   count(*) FILTER (WHERE status IN ('delivered', 'read')) AS deliv,"
@@ -89,16 +101,14 @@ static const char *figures_sql =
     "  FROM (SELECT *, CASE WHEN acc THEN date_trunc('minute', claimed_at)"
     "    END AS sm, CASE WHEN status IN ('delivered', 'read', 'failed')"
     "    THEN date_trunc('minute', status_at) END AS tm,"
-    "    width_bucket(secs, " BOUNDS "::float8[]) AS lb,"
+    "    CASE WHEN secs < 10 THEN floor(secs * 10) / 10"
+    "    WHEN secs < 600 THEN floor(secs)"
+    "    WHEN secs < 36000 THEN floor(secs / 60) * 60"
+    "    ELSE floor(secs / 600) * 600 END AS lq,"
     "    CASE WHEN status = 'failed' THEN coalesce(error_code, -1) END"
     "    AS fc FROM r) x"
-    "  GROUP BY GROUPING SETS ((sm), (tm, status), (status, lb), (fc),"
+    "  GROUP BY GROUPING SETS ((sm), (tm, status), (status, lq), (fc),"
     "   ())),"
-    " p AS (SELECT percentile_cont('{0.5,0.9,0.99}'::float8[])"
-    "   WITHIN GROUP (ORDER BY secs) FILTER (WHERE status = 'delivered')"
-    "   AS d, percentile_cont('{0.5,0.9,0.99}'::float8[])"
-    "   WITHIN GROUP (ORDER BY secs) FILTER (WHERE status = 'read') AS r"
-    "   FROM r WHERE secs IS NOT NULL),"
     /* Per minute first (few rows), then into buckets of width w. */
     " m AS (SELECT sm AS t, 'sent' AS k, n FROM g WHERE set = 15"
     "   AND sm IS NOT NULL UNION ALL SELECT tm, status, n FROM g"
@@ -134,9 +144,8 @@ static const char *figures_sql =
     "   " ISO("t") ", 'sent', coalesce(sent, 0), 'delivered',"
     "   coalesce(delivered, 0), 'read', coalesce(read, 0), 'failed',"
     "   coalesce(failed, 0)) ORDER BY t), '[]') FROM s),"
-    "  'latency', (SELECT json_build_object('delivered', "
-    LATENCY("delivered", "d") ", 'read', " LATENCY("read", "r") ")"
-    "   FROM p),"
+    "  'latency', json_build_object('delivered', " LATENCY("delivered")
+    ", 'read', " LATENCY("read") "),"
     "  'errors_by_code', (SELECT coalesce(json_agg(json_build_object("
     "   'code', code, 'title', title, 'class', class, 'did', CASE"
     "    WHEN class IS NULL OR class = 'permanent'"
@@ -197,6 +206,7 @@ wa_figures(PGconn *conn, const char *id)
 	PGresult *res;
 
 	sql(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+	sql(conn, "SET LOCAL enable_sort = off");
 	if ((o = wa_report(conn, id)) == NULL) {
 		sql(conn, "ROLLBACK");
 		return NULL;
