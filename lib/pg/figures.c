@@ -78,8 +78,7 @@
  * 10 hours, to 10 minutes beyond (lq, rounded down): a few hundred
  * groups, from which the percentiles and the histogram are read, so
  * that no pass has to sort a million values. The plan must hash, not
- * sort: Postgres cannot tell that a minute has many rows, and would
- * sort every row to group them (wa_figures says so with enable_sort).
+ * sort (see wa_figures).
  */
 static const char *figures_sql =
     "WITH r AS NOT MATERIALIZED (SELECT status, attempt, claimed_at,"
@@ -206,7 +205,13 @@ wa_figures(PGconn *conn, const char *id)
 	PGresult *res;
 
 	sql(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-	sql(conn, "SET LOCAL enable_sort = off");
+	/*
+	 * Room for the planner to hash every grouping set in one pass: it
+	 * takes each minute for a group of its own (a million groups for a
+	 * million rows) where there are a few thousand, and would sort
+	 * every row to disk instead. The real hash tables stay small.
+	 */
+	sql(conn, "SET LOCAL work_mem = '1GB'");
 	if ((o = wa_report(conn, id)) == NULL) {
 		sql(conn, "ROLLBACK");
 		return NULL;
