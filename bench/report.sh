@@ -9,7 +9,8 @@
 # In the same run and on the same warm cache: (a) the report's two
 # aggregate statements alone, prepared and executed by psql in one
 # read-only snapshot, output thrown away (taken from the very strings
-# wa-campaign runs, by a small program compiled against lib/); then (b)
+# wa-campaign runs, by a small program compiled against lib/, with the
+# same work_mem); then (b)
 # wa-campaign report --json and (c) the HTML page. ROUNDS rounds (default
 # 3), each arm once a round; prints seconds, the median, and the max RSS
 # of wa-campaign. Postgres is a throwaway cluster with its default
@@ -87,6 +88,7 @@ psql_arm() {
 	{
 		cat "$T/prepare.sql"
 		echo "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
+		echo "SET LOCAL work_mem = '1GB';"
 		echo "EXECUTE status('$c');"
 		echo "EXECUTE figures('$c');"
 		echo "COMMIT;"
