@@ -14,6 +14,9 @@
  * be opened, 69 when Postgres fails, 74 when reading the file or writing
  * the reject file or stdout fails, 75 when a signal cut an import short
  * (nothing imported).
+ *
+ * report writes the campaign as one HTML page (lib/pg/figures.c and
+ * lib/records/html.c), or with --json the figures it is drawn from.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -32,6 +35,7 @@
 #include "records/json.h"
 #include "records/phone.h"
 #include "pg/report.h"
+#include "pg/figures.h"
 #include "run/progress.h"
 #include "run/run.h"
 
@@ -99,6 +103,7 @@ usage(FILE *f, int status)
 	    "  import [--country-code cc] [--reject file] id file|-\n"
 	    "  start id\n  pause [--reason text] id\n  resume id\n"
 	    "  cancel [--reason text] id\n  status [--json] id\n"
+	    "  report [--json] id > report.html\n"
 	    "  requeue [--status failed|unknown] [--code n] id\n  list\n"
 	    "  migrate\n"
 	    "  run [-n | --dry-run] [-r | --rate rate] [-b | --burst n]\n"
@@ -236,6 +241,12 @@ status(char **args)
 }
 
 static int
+report(char **args)
+{
+	return wa_figures_write(db(), args[0], given & O(JSON), stdout);
+}
+
+static int
 requeue(char **args)
 {
 	const char *p[] = { args[0], val[STATUS] ? val[STATUS] :
@@ -288,6 +299,7 @@ static const struct cmd {
 	{ "start", 1, 0, NULL }, { "pause", 1, O(REASON), NULL },
 	{ "resume", 1, 0, NULL }, { "cancel", 1, O(REASON), NULL },
 	{ "status", 1, O(JSON), status },
+	{ "report", 1, O(JSON), report },
 	{ "requeue", 1, O(STATUS) | O(CODE), requeue },
 	{ "list", 0, 0, list },
 	{ "migrate", 0, 0, migrate },

@@ -4,17 +4,19 @@
 # otherwise it prints the command and fails.
 set -eu
 
-# The line ending in nginx is for the packaging tests (make deb, the
+# The line ending in shellcheck is for the packaging tests (make deb, the
 # units, the nginx example); installing nginx starts Debian's own nginx on
 # port 80 where a service manager runs: the tests only run theirs, in a
-# temp dir. The
-# Prometheus pair is for tests/91-metrics.t (promtool check metrics, the
-# node exporter's textfile collector); it skips without them.
+# temp dir. The last line: the report's browser test needs chromium
+# (headless); promtool (in prometheus, whose own server a service
+# manager would start on port 9090: the tests never use it) and the node
+# exporter's textfile collector are for tests/25-dashboards.t and
+# tests/91-metrics.t. Those tests skip without them.
 pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
 libjson-c-dev libmicrohttpd-dev libssl-dev postgresql postgresql-client
 perl curl jq mandoc procps pv wrk util-linux openssl
 dpkg-dev binutils lintian systemd man-db nginx shellcheck
-prometheus prometheus-node-exporter"
+chromium prometheus prometheus-node-exporter"
 
 missing=""
 for p in $pkgs; do

@@ -261,6 +261,45 @@ CREATE TABLE IF NOT EXISTS spool_checkpoints (
 	updated_at	timestamptz NOT NULL DEFAULT now()
 );
 
+-- Every change of a campaign's state, with its reason, for the report's
+-- timeline (created, started, each pause and why, completed): written by
+-- the trigger below whoever moves the campaign (wa-campaign, a halt in
+-- wa-record, wa-claim completing it), so no program has to remember to.
+-- A campaign made before this table has no events; the report then
+-- falls back on the campaign's own times.
+CREATE TABLE IF NOT EXISTS campaign_events (
+	campaign_id	bigint NOT NULL REFERENCES campaigns (id)
+			    ON DELETE CASCADE,
+	at		timestamptz NOT NULL DEFAULT clock_timestamp(),
+	state		text NOT NULL,
+	reason		text
+);
+
+CREATE INDEX IF NOT EXISTS campaign_events_campaign
+	ON campaign_events (campaign_id, at);
+
+CREATE OR REPLACE FUNCTION campaign_event() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' OR NEW.state IS DISTINCT FROM OLD.state THEN
+		INSERT INTO campaign_events (campaign_id, state, reason)
+		VALUES (NEW.id, NEW.state, NEW.state_reason);
+	END IF;
+	RETURN NULL;
+END
+$$;
+
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname =
+	    'campaign_events' AND tgrelid = 'campaigns'::regclass) THEN
+		CREATE TRIGGER campaign_events
+		AFTER INSERT OR UPDATE OF state ON campaigns
+		FOR EACH ROW EXECUTE FUNCTION campaign_event();
+	END IF;
+END
+$$;
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
 INSERT INTO wapipe_schema (version) VALUES (2);

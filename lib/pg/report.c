@@ -11,8 +11,9 @@
  * last 60 seconds, divided by 60. "errors" are the rows' current errors
  * (their last attempt's); "error_history" every attempt's errors
  * (recipient_errors), so a row sent at its second try still shows what
- * its first met. "outage" is the campaign's last outage of the API (null
- * if none): rows it put back are pending, not failed.
+ * its first met; both most common first, then latest, then by code.
+ * "outage" is the campaign's last outage of the API (null if none): rows
+ * it put back are pending, not failed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,17 +62,18 @@ static const char *report_sql =
     "   ORDER BY attempt), '{}') FROM g WHERE set = 11),"
     "  'errors', (SELECT coalesce(json_agg(json_build_object('code',"
     "   error_code, 'title', error_title, 'count', n,"
-    "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC), '[]')"
+    "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC,"
+    "   error_code), '[]')"
     "   FROM (SELECT * FROM g WHERE set = 12 AND error_code IS NOT NULL"
-    "   ORDER BY n DESC, last DESC NULLS LAST LIMIT 5) y),"
+    "   ORDER BY n DESC, last DESC NULLS LAST, error_code LIMIT 5) y),"
     "  'error_history', (SELECT coalesce(json_agg(json_build_object("
     "   'code', code, 'class', class, 'title', title, 'count', n,"
-    "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC), '[]')"
-    "   FROM (SELECT e.code, e.class, e.title, count(*) AS n,"
+    "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC, code),"
+    "   '[]') FROM (SELECT e.code, e.class, e.title, count(*) AS n,"
     "    max(e.at) AS last FROM recipient_errors e"
     "    JOIN campaign_recipients r ON r.id = e.recipient_id"
     "    WHERE r.campaign_id = $1 GROUP BY 1, 2, 3"
-    "    ORDER BY n DESC, last DESC LIMIT 5) y),"
+    "    ORDER BY n DESC, last DESC, code, class LIMIT 5) y),"
     "  'outage', CASE WHEN c.outage_started_at IS NOT NULL THEN"
     "   json_build_object('started_at', " ISO("c.outage_started_at") ","
     "   'last_at', " ISO("c.outage_seen_at") ","
