@@ -4,14 +4,18 @@
  * they stand and puts failed or unknown rows back in the queue.
  *
  * Reads and writes campaigns and campaign_recipients (Postgres); import
- * reads a CSV or NDJSON file (or stdin). Writes the new id (create), the
- * report (status), the campaigns (list) or the rows requeued (requeue)
- * on stdout; messages on stderr. Exits 0 on success, 64 on a usage error
- * or an unknown campaign, 65 when a move is not allowed from the
- * campaign's state or an import rejected rows, 66 when the file cannot
- * be opened, 69 when Postgres fails, 74 when reading the file or writing
- * the reject file or stdout fails, 75 when a signal cut an import short
- * (nothing imported).
+ * reads a CSV or NDJSON file (or stdin), requeue --phones a list of
+ * numbers. Writes the new id (create), the report (status), the
+ * campaigns (list), the recipients (export) or the rows requeued
+ * (requeue) on stdout; messages on stderr. This file is the dispatcher:
+ * the options and the table of commands; the work is in lib/pg (report,
+ * load, export, requeue, setting, migrate). Exits 0 on success, 64 on a
+ * usage error or an unknown campaign, 65 when a move or a change is not
+ * allowed from the campaign's state or an import or requeue rejected
+ * lines, 66 when a file cannot be opened, 69 when Postgres fails (an
+ * export cut short included), 74 when reading a file or writing the
+ * reject file or stdout fails, 75 when a signal cut an import or a
+ * requeue short (nothing done).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -29,10 +33,14 @@
 #include "records/input.h"
 #include "records/json.h"
 #include "records/phone.h"
+#include "pg/export.h"
 #include "pg/report.h"
+#include "pg/requeue.h"
+#include "pg/setting.h"
 
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
-    REASON, JSON, STATUS, CODE, NOPT };
+    REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
+    NOPT };
 #define O(x) (1u << (x))
 
 static const struct option longs[] = {
@@ -48,6 +56,11 @@ static const struct option longs[] = {
 	{ "json", no_argument, NULL, JSON },
 	{ "status", required_argument, NULL, STATUS },
 	{ "code", required_argument, NULL, CODE },
+	{ "format", required_argument, NULL, FORMAT },
+	{ "class", required_argument, NULL, CLASS },
+	{ "phones", required_argument, NULL, PHONES },
+	{ "breaker", required_argument, NULL, BREAKER },
+	{ "dry-run", no_argument, NULL, DRY },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -77,13 +90,6 @@ static const char *move_sql =
     "  ELSE finished_at END"
     " WHERE id = $1 AND state = ANY ($4::text[])";
 
-static const char *requeue_sql =
-    "UPDATE campaign_recipients SET status = 'pending',"
-    " next_attempt_at = now(), error_code = NULL, error_title = NULL,"
-    " wamid = NULL, status_at = NULL"
-    " WHERE campaign_id = $1 AND status = $2"
-    " AND ($3::integer IS NULL OR error_code = $3)";
-
 static void
 usage(FILE *f, int status)
 {
@@ -95,8 +101,14 @@ usage(FILE *f, int status)
 	    "  import [--country-code cc] [--reject file] id file|-\n"
 	    "  start id\n  pause [--reason text] id\n  resume id\n"
 	    "  cancel [--reason text] id\n  status [--json] id\n"
-	    "  requeue [--status failed|unknown] [--code n] id\n  list\n"
-	    "  migrate\n");
+	    "  export [--status s] [--code n] [--format csv|ndjson] id\n"
+	    "  requeue [-n] [--status failed|unknown|pending[,...]] "
+	    "[--code n]\n"
+	    "          [--class c] [--phones file [--country-code cc] "
+	    "[--reject file]] id\n"
+	    "  set [--template name] [--language lang] [--max-attempts n]\n"
+	    "      [--on-unknown resend|fail] [--breaker n|default] id\n"
+	    "  list [--json]\n  migrate\n");
 	exit(status);
 }
 
@@ -222,36 +234,53 @@ status(char **args)
 }
 
 static int
+export(char **args)
+{
+	struct wa_export e = { args[0], val[STATUS], val[CODE],
+	    WA_EXPORT_CSV };
+
+	if (e.status != NULL && !wa_export_status(e.status))
+		wa_die(EX_USAGE, "--status is pending, sending, unknown, sent, "
+		    "delivered, read or failed, not '%s'", e.status);
+	if (e.code != NULL)
+		wa_num(e.code, 0, INT_MAX, "error code");
+	if (val[FORMAT] != NULL && strcmp(val[FORMAT], "ndjson") == 0)
+		e.format = WA_EXPORT_NDJSON;
+	else if (val[FORMAT] != NULL && strcmp(val[FORMAT], "csv") != 0)
+		wa_die(EX_USAGE, "--format is csv or ndjson, not '%s'",
+		    val[FORMAT]);
+	state(args[0]);
+	fflush(stdout);
+	wa_export(db(), &e);
+	return 0;
+}
+
+static int
 requeue(char **args)
 {
-	const char *p[] = { args[0], val[STATUS] ? val[STATUS] :
-	    "failed", val[CODE] };
-	PGresult *res;
+	struct wa_requeue rq = { args[0], val[STATUS], val[CODE], val[CLASS],
+	    val[PHONES], val[REJECT], val[CC], (given & O(DRY)) != 0 };
 
-	if (strcmp(p[1], "failed") != 0 && strcmp(p[1], "unknown") != 0)
-		wa_die(EX_USAGE, "--status is failed or unknown, not '%s'",
-		    p[1]);
-	if (p[2] != NULL)
-		wa_num(p[2], 0, INT_MAX, "error code");
-	PQclear(run("BEGIN", 0, NULL));
-	if (strcmp(state(args[0]), "cancelled") == 0)
-		wa_die(EX_DATAERR, "campaign %s is cancelled: nothing to "
-		    "requeue", args[0]);
-	res = run(requeue_sql, 3, p);
-	printf("%s\n", PQcmdTuples(res));
-	PQclear(res);
-	if (wa_import_reopen(db(), args[0]))
-		wa_warn("campaign %s was completed and runs again: start the "
-		    "pipeline to send the requeued rows", args[0]);
-	PQclear(run("COMMIT", 0, NULL));
-	return 0;
+	if ((val[REJECT] != NULL || val[CC] != NULL) && val[PHONES] == NULL)
+		wa_die(EX_USAGE, "--reject and --country-code go with "
+		    "--phones");
+	return wa_requeue(db(), &rq);
+}
+
+static int
+set(char **args)
+{
+	struct wa_setting st = { args[0], val[TEMPLATE], val[LANG],
+	    val[MAXATT], val[UNKNOWN], val[BREAKER] };
+
+	return wa_setting(db(), &st);
 }
 
 static int
 list(char **args)
 {
 	(void)args;
-	wa_report_list(db(), stdout);
+	wa_report_list(db(), stdout, (given & O(JSON)) != 0);
 	return 0;
 }
 
@@ -274,8 +303,12 @@ static const struct cmd {
 	{ "start", 1, 0, NULL }, { "pause", 1, O(REASON), NULL },
 	{ "resume", 1, 0, NULL }, { "cancel", 1, O(REASON), NULL },
 	{ "status", 1, O(JSON), status },
-	{ "requeue", 1, O(STATUS) | O(CODE), requeue },
-	{ "list", 0, 0, list },
+	{ "export", 1, O(STATUS) | O(CODE) | O(FORMAT), export },
+	{ "requeue", 1, O(STATUS) | O(CODE) | O(CLASS) | O(PHONES) |
+	    O(CC) | O(REJECT) | O(DRY), requeue },
+	{ "set", 1, O(TEMPLATE) | O(LANG) | O(MAXATT) | O(UNKNOWN) |
+	    O(BREAKER), set },
+	{ "list", 0, O(JSON), list },
 	{ "migrate", 0, 0, migrate },
 };
 
@@ -287,10 +320,12 @@ main(int argc, char **argv)
 	int c, ret = 0;
 
 	wa_prog = "wa-campaign";
-	while ((c = getopt_long(argc, argv, "d:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:hn", longs, NULL)) != -1) {
 		if (c > 0 && c < NOPT) {
 			val[c] = optarg;
 			given |= O(c);
+		} else if (c == 'n') {
+			given |= O(DRY);
 		} else if (c == 'd')
 			conninfo = optarg;
 		else if (c == 'h')
