@@ -26,7 +26,7 @@
 #define HAS_ERROR "(error_code IS NOT NULL OR error_title IS NOT NULL" \
     " OR error_class IS NOT NULL)"
 
-/* The columns, as CSV (json: 0) or as the members of one object. */
+/* The columns: name, expression. */
 static const char *const cols[][2] = {
 	{ "phone", "phone" },
 	{ "status", "status" },
@@ -62,30 +62,27 @@ static void
 statement(struct wa_buf *q, const struct wa_export *e)
 {
 	size_t i, n = sizeof cols / sizeof *cols;
+	int csv = e->format == WA_EXPORT_CSV;
 
-	wa_buf_printf(q, "COPY (SELECT %s", e->format == WA_EXPORT_CSV ? "" :
-	    "json_build_object(");
+	wa_buf_printf(q, "COPY (%sSELECT ", csv ? "" :
+	    "SELECT row_to_json(x) FROM (");
 	for (i = 0; i < n; i++) {
 		/* A CSV row stays one line: titles lose line breaks. */
-		if (e->format == WA_EXPORT_CSV && strcmp(cols[i][0],
-		    "error_title") == 0)
+		if (csv && strcmp(cols[i][0], "error_title") == 0)
 			wa_buf_printf(q, ", translate(%s, E'\\r\\n', '  ')"
 			    " AS %s", cols[i][1], cols[i][0]);
-		else if (e->format == WA_EXPORT_CSV)
+		else
 			wa_buf_printf(q, "%s%s AS %s", i ? ", " : "",
 			    cols[i][1], cols[i][0]);
-		else
-			wa_buf_printf(q, "%s'%s', %s", i ? ", " : "",
-			    cols[i][0], cols[i][1]);
 	}
-	wa_buf_printf(q, "%s FROM campaign_recipients WHERE campaign_id = %s",
-	    e->format == WA_EXPORT_CSV ? "" : ")", e->id);
+	wa_buf_printf(q, " FROM campaign_recipients WHERE campaign_id = %s",
+	    e->id);
 	if (e->status != NULL)
 		wa_buf_printf(q, " AND status = '%s'", e->status);
 	if (e->code != NULL)
 		wa_buf_printf(q, " AND error_code = %s", e->code);
-	wa_buf_printf(q, " ORDER BY phone) TO STDOUT%s",
-	    e->format == WA_EXPORT_CSV ? " WITH (FORMAT csv, HEADER)" : "");
+	wa_buf_printf(q, " ORDER BY phone%s) TO STDOUT%s", csv ? "" : ") x",
+	    csv ? " WITH (FORMAT csv, HEADER)" : "");
 }
 
 static void
