@@ -8,8 +8,8 @@
  * numbers. Writes the new id (create), the report (status), the
  * campaigns (list), the recipients (export) or the rows requeued
  * (requeue) on stdout; messages on stderr. This file is the dispatcher:
- * the options and the table of commands; the work is in lib/pg (report,
- * load, export, requeue, setting, migrate). Exits 0 on success, 64 on a
+ * the options and the table of commands; the work is in lib/pg (moves,
+ * load, report, export, requeue, setting, migrate). Exits 0 on success, 64 on a
  * usage error or an unknown campaign, 65 when a move or a change is not
  * allowed from the campaign's state or an import or requeue rejected
  * lines, 66 when a file cannot be opened, 69 when Postgres fails (an
@@ -30,6 +30,7 @@
 #include "records/import.h"
 #include "pg/load.h"
 #include "pg/migrate.h"
+#include "pg/moves.h"
 #include "records/input.h"
 #include "records/json.h"
 #include "records/phone.h"
@@ -71,25 +72,6 @@ static unsigned given;
 static const char *conninfo;
 static PGconn *conn;
 
-/* From where to where each move goes, and the rule when it cannot. */
-static const struct move {
-	const char	*cmd, *from, *to, *rule;
-} moves[] = {
-	{ "start", "{draft}", "running", "only a draft can be started" },
-	{ "pause", "{running}", "paused", "only a running one can be paused" },
-	{ "resume", "{paused}", "running", "only a paused one can be resumed" },
-	{ "cancel", "{draft,running,paused}", "cancelled",
-	    "a completed or cancelled one stays so" },
-};
-
-static const char *move_sql =
-    "UPDATE campaigns SET state = $2, state_reason = $3, updated_at = now(),"
-    " started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at,"
-    "  now()) ELSE started_at END,"
-    " finished_at = CASE WHEN $2 = 'cancelled' THEN now()"
-    "  ELSE finished_at END"
-    " WHERE id = $1 AND state = ANY ($4::text[])";
-
 static void
 usage(FILE *f, int status)
 {
@@ -120,60 +102,12 @@ db(void)
 	return conn;
 }
 
-/* Runs sql, exiting 69 if it fails; the result when there is one. */
-static PGresult *
-run(const char *sql, int n, const char *const *p)
-{
-	PGresult *res = wa_pg_exec(db(), sql, n, p);
-
-	if (res == NULL)
-		exit(EX_UNAVAILABLE);
-	return res;
-}
-
-/* The state of campaign id (valid until the next call); exits if none. */
-static const char *
-state(const char *id)
-{
-	static char s[16];
-	PGresult *res = run("SELECT state FROM campaigns WHERE id = $1", 1,
-	    &id);
-
-	*s = '\0';
-	if (PQntuples(res) == 1)
-		snprintf(s, sizeof s, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (*s == '\0')
-		wa_die(EX_USAGE, "no campaign %s", id);
-	return s;
-}
-
 static int
 create(char **args)
 {
-	const char *p[] = { val[NAME], val[NUMBER], val[TEMPLATE],
-	    val[LANG] ? val[LANG] : "en_US",
-	    val[MAXATT] ? val[MAXATT] : "10",
-	    val[UNKNOWN] ? val[UNKNOWN] : "resend" };
-	PGresult *res;
-
 	(void)args;
-	if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
-		wa_die(EX_USAGE, "create needs --name, --phone-number-id and "
-		    "--template");
-	if (*p[1] == '\0' || p[1][strspn(p[1], "0123456789")] != '\0')
-		wa_die(EX_USAGE, "the phone number id is the number's id in "
-		    "the Cloud API (digits), not '%s'", p[1]);
-	wa_num(p[4], 1, 1000, "max attempts");
-	if (strcmp(p[5], "resend") != 0 && strcmp(p[5], "fail") != 0)
-		wa_die(EX_USAGE, "--on-unknown is resend or fail, not '%s'",
-		    p[5]);
-	res = run("INSERT INTO campaigns (name, phone_number_id,"
-	    " template_name, template_lang, max_attempts, on_unknown)"
-	    " VALUES ($1, $2, $3, $4, $5, $6) RETURNING id", 6, p);
-	printf("%s\n", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return 0;
+	return wa_campaign_create(db(), val[NAME], val[NUMBER],
+	    val[TEMPLATE], val[LANG], val[MAXATT], val[UNKNOWN]);
 }
 
 static int
@@ -195,27 +129,6 @@ import(char **args)
 	if (fd != STDIN_FILENO)
 		close(fd);
 	return ret;
-}
-
-static int
-move(char **args, const struct move *m)
-{
-	const char *reason = val[REASON];
-	const char *p[] = { args[0], m->to, reason, m->from };
-	PGresult *res;
-	int done;
-
-	if (reason == NULL && strcmp(m->cmd, "pause") == 0)
-		p[2] = "paused by the operator";
-	else if (reason == NULL && strcmp(m->cmd, "cancel") == 0)
-		p[2] = "cancelled by the operator";
-	res = run(move_sql, 4, p);
-	done = strcmp(PQcmdTuples(res), "1") == 0;
-	PQclear(res);
-	if (!done)
-		wa_die(EX_DATAERR, "campaign %s is %s: %s", args[0],
-		    state(args[0]), m->rule);
-	return 0;
 }
 
 static int
@@ -249,7 +162,7 @@ export(char **args)
 	else if (val[FORMAT] != NULL && strcmp(val[FORMAT], "csv") != 0)
 		wa_die(EX_USAGE, "--format is csv or ndjson, not '%s'",
 		    val[FORMAT]);
-	state(args[0]);
+	wa_campaign_state(db(), args[0]);
 	fflush(stdout);
 	wa_export(db(), &e);
 	return 0;
@@ -355,10 +268,9 @@ main(int argc, char **argv)
 	wa_signals();
 	if (cmd->fn != NULL)
 		ret = cmd->fn(argv + optind + 1);
-	else
-		for (i = 0; i < sizeof moves / sizeof *moves; i++)
-			if (strcmp(moves[i].cmd, cmd->name) == 0)
-				ret = move(argv + optind + 1, &moves[i]);
+	else if (wa_campaign_is_move(cmd->name))
+		ret = wa_campaign_move(db(), cmd->name, argv[optind + 1],
+		    val[REASON]);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		wa_die(EX_IOERR, "write to stdout:");
 	PQfinish(conn);
