@@ -76,6 +76,20 @@ is "$(cat "$T/rc")" 74 "stdout closed under it: exit 74"
 like "$(cat "$T/err")" "write to stdout: Broken pipe" "says so"
 is "$(wc -l <"$T/head" | tr -d ' ')" 2 "the reader had its lines"
 
+# SIGTERM in the middle ends it, as any reader.
+mkfifo "$T/fifo0"
+wa-campaign export "$big" >"$T/fifo0" 2>"$T/err" &
+pid=$!
+t_pids="$t_pids $pid"
+exec 3<"$T/fifo0"
+IFS= read -r first <&3
+is "$first" "phone,status,attempts,wamid,error_code,error_class,error_title,error_at,status_at,params" \
+    "the export starts"
+kill -TERM "$pid"
+wait "$pid"
+is "$?" 143 "SIGTERM ends an export at once (128 + 15)"
+exec 3<&-
+
 # Postgres stopped in the middle: the export blocks on a fifo nobody
 # reads yet; the server goes; the rest is read; 69 and the count.
 mkfifo "$T/fifo"

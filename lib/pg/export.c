@@ -9,9 +9,11 @@
  * or NDJSON, in phone order. Returns the rows written. Exits 69 when
  * Postgres fails or goes away in the middle (saying how many rows went
  * out: the output is then incomplete), 74 when stdout fails (a closed
- * pipe included).
+ * pipe included). It holds no state to save, so SIGINT and SIGTERM end
+ * it at once, as they would any reader.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +133,15 @@ wa_export(PGconn *conn, const struct wa_export *e)
 	char *row;
 	int n;
 
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t stop;
+
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &stop, NULL);
 	statement(&q, e);
 	res = PQexec(conn, q.s);
 	wa_buf_free(&q);
