@@ -277,10 +277,10 @@ wa_requeue(PGconn *conn, const struct wa_requeue *rq)
 		res = wa_pg_must(conn, preview_sql, 5, p);
 		printf("%s\n", PQntuples(res) ? PQgetvalue(res, 0, 0) : "0");
 		for (i = 0; i < PQntuples(res); i++)
-			printf("%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(res, i, 1),
-			    PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
-			    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5),
-			    PQgetvalue(res, i, 6));
+			printf("%s\t%s\t%s\t%s\t%s\t%s\n",
+			    PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+			    PQgetvalue(res, i, 3), PQgetvalue(res, i, 4),
+			    PQgetvalue(res, i, 5), PQgetvalue(res, i, 6));
 		PQclear(res);
 		PQclear(wa_pg_must(conn, "ROLLBACK", 0, NULL));
 		wa_warn("dry run (-n): nothing requeued");
