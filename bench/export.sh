@@ -44,7 +44,7 @@ select="select phone, status, attempt as attempts, wamid, error_code,
     from campaign_recipients where campaign_id = $c order by phone"
 
 secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f", $1 - $2 }'
+	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f\n", $1 - $2 }'
 }
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
