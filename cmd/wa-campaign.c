@@ -6,14 +6,18 @@
  * and exit statuses, described there.
  *
  * Reads and writes campaigns and campaign_recipients (Postgres); import
- * reads a CSV or NDJSON file (or stdin). Writes the new id (create), the
- * report (status), the campaigns (list) or the rows requeued (requeue)
- * on stdout; messages on stderr. Exits 0 on success, 64 on a usage error
- * or an unknown campaign, 65 when a move is not allowed from the
- * campaign's state or an import rejected rows, 66 when the file cannot
- * be opened, 69 when Postgres fails, 74 when reading the file or writing
- * the reject file or stdout fails, 75 when a signal cut an import short
- * (nothing imported).
+ * reads a CSV or NDJSON file (or stdin), requeue --phones a list of
+ * numbers. Writes the new id (create), the report (status), the
+ * campaigns (list), the recipients (export) or the rows requeued
+ * (requeue) on stdout; messages on stderr. This file is the dispatcher:
+ * the options and the table of commands; the work is in lib/pg (moves,
+ * load, report, figures, export, requeue, setting, migrate). Exits 0 on
+ * success, 64 on a usage error or an unknown campaign, 65 when a move or a change is not
+ * allowed from the campaign's state or an import or requeue rejected
+ * lines, 66 when a file cannot be opened, 69 when Postgres fails (an
+ * export cut short included), 74 when reading a file or writing the
+ * reject file or stdout fails, 75 when a signal cut an import or a
+ * requeue short (nothing done).
  *
  * report writes the campaign as one HTML page (lib/pg/figures.c and
  * lib/records/html.c), or with --json the figures it is drawn from.
@@ -31,16 +35,21 @@
 #include "records/import.h"
 #include "pg/load.h"
 #include "pg/migrate.h"
+#include "pg/moves.h"
 #include "records/input.h"
 #include "records/json.h"
 #include "records/phone.h"
+#include "pg/export.h"
 #include "pg/report.h"
 #include "pg/figures.h"
+#include "pg/requeue.h"
+#include "pg/setting.h"
 #include "run/progress.h"
 #include "run/run.h"
 
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
-    REASON, JSON, STATUS, CODE, NOPT };
+    REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
+    NOPT };
 #define O(x) (1u << (x))
 
 static const struct option longs[] = {
@@ -56,6 +65,11 @@ static const struct option longs[] = {
 	{ "json", no_argument, NULL, JSON },
 	{ "status", required_argument, NULL, STATUS },
 	{ "code", required_argument, NULL, CODE },
+	{ "format", required_argument, NULL, FORMAT },
+	{ "class", required_argument, NULL, CLASS },
+	{ "phones", required_argument, NULL, PHONES },
+	{ "breaker", required_argument, NULL, BREAKER },
+	{ "dry-run", no_argument, NULL, DRY },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -65,32 +79,6 @@ static const char *val[NOPT];	/* the value of each option given */
 static unsigned given;
 static const char *conninfo;
 static PGconn *conn;
-
-/* From where to where each move goes, and the rule when it cannot. */
-static const struct move {
-	const char	*cmd, *from, *to, *rule;
-} moves[] = {
-	{ "start", "{draft}", "running", "only a draft can be started" },
-	{ "pause", "{running}", "paused", "only a running one can be paused" },
-	{ "resume", "{paused}", "running", "only a paused one can be resumed" },
-	{ "cancel", "{draft,running,paused}", "cancelled",
-	    "a completed or cancelled one stays so" },
-};
-
-static const char *move_sql =
-    "UPDATE campaigns SET state = $2, state_reason = $3, updated_at = now(),"
-    " started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at,"
-    "  now()) ELSE started_at END,"
-    " finished_at = CASE WHEN $2 = 'cancelled' THEN now()"
-    "  ELSE finished_at END"
-    " WHERE id = $1 AND state = ANY ($4::text[])";
-
-static const char *requeue_sql =
-    "UPDATE campaign_recipients SET status = 'pending',"
-    " next_attempt_at = now(), error_code = NULL, error_title = NULL,"
-    " wamid = NULL, status_at = NULL"
-    " WHERE campaign_id = $1 AND status = $2"
-    " AND ($3::integer IS NULL OR error_code = $3)";
 
 static void
 usage(FILE *f, int status)
@@ -104,8 +92,15 @@ usage(FILE *f, int status)
 	    "  start id\n  pause [--reason text] id\n  resume id\n"
 	    "  cancel [--reason text] id\n  status [--json] id\n"
 	    "  report [--json] id > report.html\n"
-	    "  requeue [--status failed|unknown] [--code n] id\n  list\n"
-	    "  migrate\n"
+	    "  export [--status s] [--code n] [--format csv|ndjson] id\n"
+	    "  requeue [-n | --dry-run] "
+	    "[--status failed|unknown|pending[,...]]\n"
+	    "          [--code n] [--class c]\n"
+	    "          [--phones file [--country-code cc] [--reject file]] "
+	    "id\n"
+	    "  set [--template name] [--language lang] [--max-attempts n]\n"
+	    "      [--on-unknown resend|fail] [--breaker n|default] id\n"
+	    "  list [--json]\n  migrate\n"
 	    "  run [-n | --dry-run] [-r | --rate rate] [-b | --burst n]\n"
 	    "      [-j | --concurrency n] [--timeout-ms ms] "
 	    "[--outage-after secs]\n"
@@ -127,60 +122,12 @@ db(void)
 	return conn;
 }
 
-/* Runs sql, exiting 69 if it fails; the result when there is one. */
-static PGresult *
-run(const char *sql, int n, const char *const *p)
-{
-	PGresult *res = wa_pg_exec(db(), sql, n, p);
-
-	if (res == NULL)
-		exit(EX_UNAVAILABLE);
-	return res;
-}
-
-/* The state of campaign id (valid until the next call); exits if none. */
-static const char *
-state(const char *id)
-{
-	static char s[16];
-	PGresult *res = run("SELECT state FROM campaigns WHERE id = $1", 1,
-	    &id);
-
-	*s = '\0';
-	if (PQntuples(res) == 1)
-		snprintf(s, sizeof s, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (*s == '\0')
-		wa_die(EX_USAGE, "no campaign %s", id);
-	return s;
-}
-
 static int
 create(char **args)
 {
-	const char *p[] = { val[NAME], val[NUMBER], val[TEMPLATE],
-	    val[LANG] ? val[LANG] : "en_US",
-	    val[MAXATT] ? val[MAXATT] : "10",
-	    val[UNKNOWN] ? val[UNKNOWN] : "resend" };
-	PGresult *res;
-
 	(void)args;
-	if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
-		wa_die(EX_USAGE, "create needs --name, --phone-number-id and "
-		    "--template");
-	if (*p[1] == '\0' || p[1][strspn(p[1], "0123456789")] != '\0')
-		wa_die(EX_USAGE, "the phone number id is the number's id in "
-		    "the Cloud API (digits), not '%s'", p[1]);
-	wa_num(p[4], 1, 1000, "max attempts");
-	if (strcmp(p[5], "resend") != 0 && strcmp(p[5], "fail") != 0)
-		wa_die(EX_USAGE, "--on-unknown is resend or fail, not '%s'",
-		    p[5]);
-	res = run("INSERT INTO campaigns (name, phone_number_id,"
-	    " template_name, template_lang, max_attempts, on_unknown)"
-	    " VALUES ($1, $2, $3, $4, $5, $6) RETURNING id", 6, p);
-	printf("%s\n", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return 0;
+	return wa_campaign_create(db(), val[NAME], val[NUMBER],
+	    val[TEMPLATE], val[LANG], val[MAXATT], val[UNKNOWN]);
 }
 
 static int
@@ -205,27 +152,6 @@ import(char **args)
 }
 
 static int
-move(char **args, const struct move *m)
-{
-	const char *reason = val[REASON];
-	const char *p[] = { args[0], m->to, reason, m->from };
-	PGresult *res;
-	int done;
-
-	if (reason == NULL && strcmp(m->cmd, "pause") == 0)
-		p[2] = "paused by the operator";
-	else if (reason == NULL && strcmp(m->cmd, "cancel") == 0)
-		p[2] = "cancelled by the operator";
-	res = run(move_sql, 4, p);
-	done = strcmp(PQcmdTuples(res), "1") == 0;
-	PQclear(res);
-	if (!done)
-		wa_die(EX_DATAERR, "campaign %s is %s: %s", args[0],
-		    state(args[0]), m->rule);
-	return 0;
-}
-
-static int
 status(char **args)
 {
 	struct json_object *o = wa_report(db(), args[0]);
@@ -247,36 +173,53 @@ report(char **args)
 }
 
 static int
+export(char **args)
+{
+	struct wa_export e = { args[0], val[STATUS], val[CODE],
+	    WA_EXPORT_CSV };
+
+	if (e.status != NULL && !wa_export_status(e.status))
+		wa_die(EX_USAGE, "--status is pending, sending, unknown, sent, "
+		    "delivered, read or failed, not '%s'", e.status);
+	if (e.code != NULL)
+		wa_num(e.code, 0, INT_MAX, "error code");
+	if (val[FORMAT] != NULL && strcmp(val[FORMAT], "ndjson") == 0)
+		e.format = WA_EXPORT_NDJSON;
+	else if (val[FORMAT] != NULL && strcmp(val[FORMAT], "csv") != 0)
+		wa_die(EX_USAGE, "--format is csv or ndjson, not '%s'",
+		    val[FORMAT]);
+	wa_campaign_state(db(), args[0]);
+	fflush(stdout);
+	wa_export(db(), &e);
+	return 0;
+}
+
+static int
 requeue(char **args)
 {
-	const char *p[] = { args[0], val[STATUS] ? val[STATUS] :
-	    "failed", val[CODE] };
-	PGresult *res;
+	struct wa_requeue rq = { args[0], val[STATUS], val[CODE], val[CLASS],
+	    val[PHONES], val[REJECT], val[CC], (given & O(DRY)) != 0 };
 
-	if (strcmp(p[1], "failed") != 0 && strcmp(p[1], "unknown") != 0)
-		wa_die(EX_USAGE, "--status is failed or unknown, not '%s'",
-		    p[1]);
-	if (p[2] != NULL)
-		wa_num(p[2], 0, INT_MAX, "error code");
-	PQclear(run("BEGIN", 0, NULL));
-	if (strcmp(state(args[0]), "cancelled") == 0)
-		wa_die(EX_DATAERR, "campaign %s is cancelled: nothing to "
-		    "requeue", args[0]);
-	res = run(requeue_sql, 3, p);
-	printf("%s\n", PQcmdTuples(res));
-	PQclear(res);
-	if (wa_import_reopen(db(), args[0]))
-		wa_warn("campaign %s was completed and runs again: start the "
-		    "pipeline to send the requeued rows", args[0]);
-	PQclear(run("COMMIT", 0, NULL));
-	return 0;
+	if ((val[REJECT] != NULL || val[CC] != NULL) && val[PHONES] == NULL)
+		wa_die(EX_USAGE, "--reject and --country-code go with "
+		    "--phones");
+	return wa_requeue(db(), &rq);
+}
+
+static int
+set(char **args)
+{
+	struct wa_setting st = { args[0], val[TEMPLATE], val[LANG],
+	    val[MAXATT], val[UNKNOWN], val[BREAKER] };
+
+	return wa_setting(db(), &st);
 }
 
 static int
 list(char **args)
 {
 	(void)args;
-	wa_report_list(db(), stdout);
+	wa_report_list(db(), stdout, (given & O(JSON)) != 0);
 	return 0;
 }
 
@@ -300,8 +243,12 @@ static const struct cmd {
 	{ "resume", 1, 0, NULL }, { "cancel", 1, O(REASON), NULL },
 	{ "status", 1, O(JSON), status },
 	{ "report", 1, O(JSON), report },
-	{ "requeue", 1, O(STATUS) | O(CODE), requeue },
-	{ "list", 0, 0, list },
+	{ "export", 1, O(STATUS) | O(CODE) | O(FORMAT), export },
+	{ "requeue", 1, O(STATUS) | O(CODE) | O(CLASS) | O(PHONES) |
+	    O(CC) | O(REJECT) | O(DRY), requeue },
+	{ "set", 1, O(TEMPLATE) | O(LANG) | O(MAXATT) | O(UNKNOWN) |
+	    O(BREAKER), set },
+	{ "list", 0, O(JSON), list },
 	{ "migrate", 0, 0, migrate },
 };
 
@@ -323,10 +270,12 @@ main(int argc, char **argv)
 		return wa_run_main(argc, argv);
 	if (i < (size_t)argc && strcmp(argv[i], "watch") == 0)
 		return wa_watch_main(argc, argv);
-	while ((c = getopt_long(argc, argv, "d:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:hn", longs, NULL)) != -1) {
 		if (c > 0 && c < NOPT) {
 			val[c] = optarg;
 			given |= O(c);
+		} else if (c == 'n') {
+			given |= O(DRY);
 		} else if (c == 'd')
 			conninfo = optarg;
 		else if (c == 'h')
@@ -356,10 +305,9 @@ main(int argc, char **argv)
 	wa_signals();
 	if (cmd->fn != NULL)
 		ret = cmd->fn(argv + optind + 1);
-	else
-		for (i = 0; i < sizeof moves / sizeof *moves; i++)
-			if (strcmp(moves[i].cmd, cmd->name) == 0)
-				ret = move(argv + optind + 1, &moves[i]);
+	else if (wa_campaign_is_move(cmd->name))
+		ret = wa_campaign_move(db(), cmd->name, argv[optind + 1],
+		    val[REASON]);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		wa_die(EX_IOERR, "write to stdout:");
 	PQfinish(conn);

@@ -79,6 +79,12 @@ ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS outage_reason text;
 ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS outage_results bigint
 	NOT NULL DEFAULT 0;
 
+-- The circuit breaker wa-campaign run gives wa-send (--breaker: that many
+-- sends in a row failing alike halt the campaign); NULL: wa-send's
+-- default. Set with wa-campaign set.
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS breaker integer
+	CHECK (breaker > 0);
+
 -- The class of the row's current error (lib/api/class.c's names:
 -- transient, permanent, outage, ...); NULL when it has none. A row that
 -- ends sent, delivered or read has no current error.

@@ -39,7 +39,7 @@ is "$?" 0 "status --json exits 0"
 is "$(cat "$T/err")" "" "nothing on stderr"
 is "$(wc -l <"$T/json" | tr -d ' ')" 1 "one JSON object on one line"
 is "$(jq -c 'keys_unsorted' "$T/json")" \
-    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","created_at","started_at","finished_at","total","counts","pending_later","attempts","errors","error_history","outage","accepted","first_claim_at","last_claim_at","claim_seconds","rate","rate_last_minute"]' \
+    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","breaker","created_at","started_at","finished_at","total","counts","pending_later","next_retry_at","next_retry_in","attempts","errors","error_history","outage","accepted","first_claim_at","last_claim_at","claim_seconds","rate","rate_last_minute"]' \
     "the documented keys, in order"
 is "$(jq -c '[.id, .name, .state, .state_reason, .total]' "$T/json")" \
     "[$c,\"status test\",\"running\",null,12]" "id, name, state, total"
@@ -47,6 +47,14 @@ is "$(jq -c .counts "$T/json")" \
     '{"pending":3,"sending":1,"unknown":1,"sent":2,"delivered":1,"read":1,"failed":3}' \
     "counts by status, every status present"
 is "$(jq .pending_later "$T/json")" 1 "pending rows waiting for a retry"
+is "$(jq -r .next_retry_at "$T/json")" "$(sql "select to_char(
+    next_attempt_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+    from campaign_recipients where campaign_id = $c
+    and phone = '+15550000010'")" "when the next retry is due"
+ok "... in at most an hour ($(jq .next_retry_in "$T/json") s)" \
+    test "$(jq .next_retry_in "$T/json")" -gt 0 -a \
+    "$(jq .next_retry_in "$T/json")" -le 3600
+is "$(jq .breaker "$T/json")" null "no breaker set: null (wa-send's default)"
 is "$(jq -c .attempts "$T/json")" '{"0":2,"1":7,"2":2,"3":1}' \
     "rows by attempt"
 is "$(jq -c '[.errors[] | [.code, .title, .count]]' "$T/json")" \
@@ -63,8 +71,11 @@ wa-campaign status "$c" >"$T/text"
 like "$(head -1 "$T/text")" "^campaign $c \"status test\": running$" \
     "text: the campaign and its state first"
 like "$(cat "$T/text")" "failed +3 +25.0%" "text: counts and shares"
-like "$(cat "$T/text")" "pending +3 +25.0%  \(1 waiting to retry\)" \
-    "text: retries waiting"
+like "$(cat "$T/text")" \
+    "pending +3 +25.0%  \(1 waiting to retry, the next at $(jq -r \
+    .next_retry_at "$T/json"), in [0-9hms ]+\)" \
+    "text: retries waiting, and when the next is due"
+like "$(cat "$T/text")" "circuit breaker: default" "text: the breaker"
 like "$(cat "$T/text")" "131026 +2  Message undeliverable \(last " \
     "text: the errors"
 like "$(cat "$T/text")" "^rate +0.5/s: 5 accepted in 10s" "text: the rate"

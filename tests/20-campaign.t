@@ -5,7 +5,7 @@
 pg_start
 
 exits 0 "--help" wa-campaign --help >"$T/out"
-like "$(cat "$T/out")" "requeue \[--status failed\|unknown\]" \
+like "$(cat "$T/out")" "requeue \[-n \| --dry-run\] " \
     "--help prints the usage on stdout"
 exits 0 "--version" wa-campaign --version >/dev/null
 exits 64 "no command" wa-campaign 2>/dev/null

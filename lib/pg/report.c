@@ -13,7 +13,10 @@
  * (recipient_errors), so a row sent at its second try still shows what
  * its first met; both most common first, then latest, then by code.
  * "outage" is the campaign's last outage of the API (null if none): rows
- * it put back are pending, not failed.
+ * it put back are pending, not failed. "next_retry_at" is when the first
+ * pending row waiting for its retry is due (null when none waits),
+ * "next_retry_in" the seconds until then. The list, as text or as one
+ * JSON object per campaign, counts each campaign's rows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,8 @@ static const char *report_sql =
     "   AS set, status, attempt, error_code, error_title, count(*) AS n,"
     "   count(*) FILTER (WHERE status = 'pending'"
     "    AND next_attempt_at > now()) AS later,"
+    "   min(next_attempt_at) FILTER (WHERE status = 'pending'"
+    "    AND next_attempt_at > now()) AS next_retry,"
     "   max(coalesce(status_at, claimed_at)) AS last,"
     "   count(*) FILTER (WHERE acc) AS accepted,"
     "   count(*) FILTER (WHERE acc AND claimed_at > now() -"
@@ -49,7 +54,8 @@ static const char *report_sql =
     "  'state', c.state, 'state_reason', c.state_reason,"
     "  'phone_number_id', c.phone_number_id, 'template', c.template_name,"
     "  'language', c.template_lang, 'max_attempts', c.max_attempts,"
-    "  'on_unknown', c.on_unknown, 'created_at', " ISO("c.created_at") ","
+    "  'on_unknown', c.on_unknown, 'breaker', c.breaker,"
+    "  'created_at', " ISO("c.created_at") ","
     "  'started_at', " ISO("c.started_at") ","
     "  'finished_at', " ISO("c.finished_at") ","
     "  'total', t.n,"
@@ -58,6 +64,8 @@ static const char *report_sql =
     "   delivered,read,failed}'::text[]) WITH ORDINALITY k(k, o)"
     "   LEFT JOIN g ON g.set = 7 AND g.status = k.k),"
     "  'pending_later', t.later,"
+    "  'next_retry_at', " ISO("t.next_retry") ","
+    "  'next_retry_in', ceil(extract(epoch FROM t.next_retry - now())),"
     "  'attempts', (SELECT coalesce(json_object_agg(attempt, n"
     "   ORDER BY attempt), '{}') FROM g WHERE set = 11),"
     "  'errors', (SELECT coalesce(json_agg(json_build_object('code',"
@@ -100,6 +108,29 @@ static const char *list_sql =
     "  r.status IN ('pending', 'sending', 'unknown')),"
     " count(r.id) FILTER (WHERE r.status IN ('sent', 'delivered', 'read')),"
     " count(r.id) FILTER (WHERE r.status = 'failed'), c.name"
+    " FROM campaigns c LEFT JOIN campaign_recipients r"
+    "  ON r.campaign_id = c.id GROUP BY c.id ORDER BY c.id";
+
+/* The same, and more, as one JSON object per campaign. */
+static const char *list_json_sql =
+    "SELECT json_build_object('id', c.id, 'name', c.name,"
+    "  'state', c.state, 'state_reason', c.state_reason,"
+    "  'phone_number_id', c.phone_number_id, 'template', c.template_name,"
+    "  'language', c.template_lang, 'max_attempts', c.max_attempts,"
+    "  'on_unknown', c.on_unknown, 'breaker', c.breaker,"
+    "  'created_at', " ISO("c.created_at") ","
+    "  'started_at', " ISO("c.started_at") ","
+    "  'finished_at', " ISO("c.finished_at") ","
+    "  'recipients', count(r.id),"
+    "  'to_send', count(r.id) FILTER (WHERE"
+    "   r.status IN ('pending', 'sending', 'unknown')),"
+    "  'sent', count(r.id) FILTER (WHERE"
+    "   r.status IN ('sent', 'delivered', 'read')),"
+    "  'failed', count(r.id) FILTER (WHERE r.status = 'failed'),"
+    "  'pending_later', count(r.id) FILTER (WHERE r.status = 'pending'"
+    "   AND r.next_attempt_at > now()),"
+    "  'next_retry_at', " ISO("min(r.next_attempt_at) FILTER (WHERE"
+    "   r.status = 'pending' AND r.next_attempt_at > now())") ")"
     " FROM campaigns c LEFT JOIN campaign_recipients r"
     "  ON r.campaign_id = c.id GROUP BY c.id ORDER BY c.id";
 
@@ -160,8 +191,10 @@ wa_report_print(FILE *f, struct json_object *o)
 		fprintf(f, "  reason: %s\n", str(o, "state_reason"));
 	fprintf(f, "  template %s (%s) from number %s\n", str(o, "template"),
 	    str(o, "language"), str(o, "phone_number_id"));
-	fprintf(f, "  at most %lld attempts; a send of unknown fate: %s\n",
-	    num(o, "max_attempts"), str(o, "on_unknown"));
+	fprintf(f, "  at most %lld attempts; a send of unknown fate: %s; "
+	    "circuit breaker: %s\n", num(o, "max_attempts"),
+	    str(o, "on_unknown"), wa_json_get(o, "breaker") != NULL ?
+	    json_object_get_string(wa_json_get(o, "breaker")) : "default");
 	fprintf(f, "  created %s, started %s, finished %s\n",
 	    str(o, "created_at"), str(o, "started_at"), str(o, "finished_at"));
 	fprintf(f, "recipients %lld\n", total);
@@ -169,9 +202,13 @@ wa_report_print(FILE *f, struct json_object *o)
 		n = json_object_get_int64(c);
 		fprintf(f, "  %-10s %10lld %6.1f%%", k, n,
 		    total ? 100.0 * n / total : 0.0);
-		if (strcmp(k, "pending") == 0 && num(o, "pending_later") > 0)
-			fprintf(f, "  (%lld waiting to retry)",
-			    num(o, "pending_later"));
+		if (strcmp(k, "pending") == 0 && num(o, "pending_later") > 0) {
+			fprintf(f, "  (%lld waiting to retry, the next at %s, "
+			    "in ", num(o, "pending_later"),
+			    str(o, "next_retry_at"));
+			span(f, num(o, "next_retry_in"));
+			fputc(')', f);
+		}
 		fputc('\n', f);
 	}
 	fprintf(f, "attempts  %s", total ? "" : " -");
@@ -223,15 +260,22 @@ wa_report_print(FILE *f, struct json_object *o)
 	    json_object_get_string(wa_json_get(o, "rate_last_minute")));
 }
 
-/* One line per campaign: id, state, counts, name. */
+/* One line per campaign: id, state, counts, name; or a JSON object. */
 void
-wa_report_list(PGconn *conn, FILE *f)
+wa_report_list(PGconn *conn, FILE *f, int json)
 {
-	PGresult *res = wa_pg_exec(conn, list_sql, 0, NULL);
+	PGresult *res = wa_pg_exec(conn, json ? list_json_sql : list_sql, 0,
+	    NULL);
 	int i;
 
 	if (res == NULL)
 		exit(EX_UNAVAILABLE);
+	if (json) {
+		for (i = 0; i < PQntuples(res); i++)
+			fprintf(f, "%s\n", PQgetvalue(res, i, 0));
+		PQclear(res);
+		return;
+	}
 	fprintf(f, "%6s  %-9s %10s %10s %10s %10s  %s\n", "ID", "STATE",
 	    "RECIPIENTS", "TO SEND", "SENT", "FAILED", "NAME");
 	for (i = 0; i < PQntuples(res); i++)

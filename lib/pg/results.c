@@ -4,17 +4,19 @@
  * A batch is one statement, sorted by id (unsorted overlapping batches
  * deadlock), fenced on (id, attempt) and status sending, rank-monotone:
  * sent stores the wamid (and settles a row of the same attempt that
- * wa-reconcile had already called unknown; where a webhook got there
- * first with the same wamid it changes nothing, and is not stale); retry
- * goes back to pending after a jittered backoff, or to failed after
- * max_attempts; failed keeps the error; unknown waits for a webhook or
- * wa-reconcile; halt puts the row back (attempt not counted) and pauses
- * the campaign. A retry of class outage (the API unreachable) or unsent
- * (never sent: the sender was stopping) is not an attempt either: the row
- * goes back to pending, never to failed, and an outage is remembered by
- * the campaign. A row's current error is its last attempt's (none once
- * sent); every error is also added to recipient_errors by the same
- * statement.
+ * wa-reconcile had already called unknown, or that was put back to
+ * pending from unknown, by wa-reconcile or wa-campaign requeue, and not
+ * claimed again: that attempt was sent, so it is not sent twice; where a
+ * webhook got there first with the same wamid it changes nothing, and is
+ * not stale); retry goes back to pending after a jittered backoff, or to
+ * failed after max_attempts; failed keeps the error; unknown waits for a
+ * webhook or wa-reconcile; halt puts the row back (attempt not counted)
+ * and pauses the campaign. A retry of class outage (the API unreachable)
+ * or unsent (never sent: the sender was stopping) is not an attempt
+ * either: the row goes back to pending, never to failed, and an outage
+ * is remembered by the campaign. A row's current error is its last
+ * attempt's (none once sent); every error is also added to
+ * recipient_errors by the same statement.
  *
  * When Postgres refuses a batch for its data (bad bytes, a wamid given
  * twice), the batch is split in halves until the line at fault is alone:
@@ -40,7 +42,8 @@ static const char *apply_sql =
     "   AS r(id, attempt, outcome, wamid, code, title, delay_ms, class)),"
     " upd AS (UPDATE campaign_recipients c SET"
     "   status = CASE WHEN c.status <> 'sending' THEN"
-    "     CASE WHEN c.status = 'unknown' THEN 'sent' ELSE c.status END"
+    "     CASE WHEN c.status IN ('unknown', 'pending') THEN 'sent'"
+    "     ELSE c.status END"
     "     WHEN r.outcome IN ('sent', 'failed', 'unknown') THEN r.outcome"
     "     WHEN r.outcome = 'retry' AND NOT r.free"
     "      AND c.attempt >= k.max_attempts THEN 'failed'"
@@ -52,15 +55,15 @@ static const char *apply_sql =
     "     THEN now() + r.delay_ms * interval '1 millisecond'"
     "     ELSE c.next_attempt_at END,"
     "   wamid = coalesce(c.wamid, r.wamid),"
-    "   status_at = CASE WHEN c.status IN ('sending', 'unknown')"
+    "   status_at = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
     "     THEN now() ELSE c.status_at END,"
-    "   error_code = CASE WHEN c.status IN ('sending', 'unknown')"
+    "   error_code = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
     "     THEN r.code ELSE c.error_code END,"
-    "   error_title = CASE WHEN c.status IN ('sending', 'unknown')"
+    "   error_title = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
     "     THEN r.title ELSE c.error_title END,"
-    "   error_class = CASE WHEN c.status IN ('sending', 'unknown')"
+    "   error_class = CASE WHEN c.status = 'sending'"
     "     AND r.outcome <> 'sent' THEN r.class"
-    "     WHEN c.status IN ('sending', 'unknown') THEN NULL"
+    "     WHEN c.status IN ('sending', 'unknown', 'pending') THEN NULL"
     "     ELSE c.error_class END"
     "  FROM r, campaigns k"
     "  WHERE c.id = r.id AND c.attempt = r.attempt AND k.id = c.campaign_id"
