@@ -12,12 +12,12 @@
  * (requeue) on stdout; messages on stderr. This file is the dispatcher:
  * the options and the table of commands; the work is in lib/pg (moves,
  * load, report, figures, export, requeue, setting, migrate). Exits 0 on
- * success, 64 on a usage error or an unknown campaign, 65 when a move or a change is not
- * allowed from the campaign's state or an import or requeue rejected
- * lines, 66 when a file cannot be opened, 69 when Postgres fails (an
- * export cut short included), 74 when reading a file or writing the
- * reject file or stdout fails, 75 when a signal cut an import or a
- * requeue short (nothing done).
+ * success, 64 on a usage error or an unknown campaign, 65 when a move
+ * or a change is not allowed from the campaign's state or an import or
+ * requeue rejected lines, 66 when a file cannot be opened, 69 when
+ * Postgres fails (an export cut short included), 74 when reading a file
+ * or writing the reject file or stdout fails, 75 when a signal cut an
+ * import or a requeue short (nothing done).
  *
  * report writes the campaign as one HTML page (lib/pg/figures.c and
  * lib/records/html.c), or with --json the figures it is drawn from.

@@ -48,24 +48,25 @@ is $? 64 '--create alone exits 64'
 # The default directory: /run/wapipe when it may be written or made, else
 # /tmp/wapipe-UID; never XDG_RUNTIME_DIR, which cron does not have.
 if [ -e /run/wapipe ]; then
-	note '/run/wapipe exists here: the root case is not checked'
-	ok '(skipped: /run/wapipe exists)' true
+	skip '/run/wapipe exists here: the root case is not checked'
 elif [ "$(id -u)" = 0 ]; then
 	env -u WA_STATE_DIR XDG_RUNTIME_DIR=$T/xdg wa-throttle --show \
 	    >/dev/null 2>"$T/err"
 	is "$(cat "$T/err")" 'wa-throttle: no bucket in /run/wapipe' \
 	    'as root: /run/wapipe, whatever XDG_RUNTIME_DIR says'
 else
-	ok '(skipped: not root)' true
+	skip 'not root'
 fi
-if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && [ ! -e /run/wapipe ]; then
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null &&
+    [ ! -e /run/wapipe ] &&
+    runuser -u nobody -- test -x "$WA_BIN/wa-throttle"; then
 	uid=$(id -u nobody)
 	runuser -u nobody -- env -u WA_STATE_DIR XDG_RUNTIME_DIR=$T/xdg \
 	    "$WA_BIN/wa-throttle" --show >/dev/null 2>"$T/err"
 	is "$(cat "$T/err")" "wa-throttle: no bucket in /tmp/wapipe-$uid" \
 	    'a user who may not write /run: /tmp/wapipe-UID'
 else
-	ok '(skipped: needs root, runuser and no /run/wapipe)' true
+	skip 'needs root, runuser, no /run/wapipe and programs nobody may run'
 fi
 
 # The cluster: rows shown, --create needed, -r that is not the row's said.
