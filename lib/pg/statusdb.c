@@ -177,9 +177,12 @@ ready(struct wa_status_sink *k, const char *name, const char *sql, int n)
 		    "hashtext('wa-status-ingest'), hashtext($1))", 1, NULL, p,
 		    NULL, NULL, 0);
 		if (PQresultStatus(res) == PGRES_TUPLES_OK) {
-			if (*PQgetvalue(res, 0, 0) != 't')
+			if (*PQgetvalue(res, 0, 0) != 't') {
+				/* Cleared first: no leak for LSan to report. */
+				PQclear(res);
 				wa_die(EX_TEMPFAIL, "another wa-status-ingest "
 				    "follows %s", k->spool);
+			}
 			k->locked = PQbackendPID(conn);
 			PQclear(res);
 			return conn;
