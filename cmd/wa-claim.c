@@ -32,17 +32,8 @@
 #include "pg/claim.h"
 #include "pg/pg.h"
 
-static const char *claim_sql =
-    "UPDATE campaign_recipients r"
-    " SET status = 'sending', attempt = r.attempt + 1, claimed_at = now()"
-    " FROM campaigns c"
-    " WHERE r.id = ANY(ARRAY("
-    "   SELECT id FROM campaign_recipients"
-    "   WHERE campaign_id = $1 AND phase = 0 AND status = 'pending'"
-    "     AND next_attempt_at <= now()"
-    "   ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED))"
-    "  AND c.id = r.campaign_id AND c.state = 'running'"
-    " RETURNING r.id, r.attempt, r.phone, r.template_params";
+/* The rules of the road are the schema's (sql/schema.sql, wapipe_claim). */
+static const char *claim_sql = "SELECT * FROM wapipe_claim($1, $2)";
 
 /* Why nothing was claimed: the campaign's state and what is left. */
 static const char *left_sql =

@@ -16,9 +16,9 @@ CREATE TABLE IF NOT EXISTS wapipe_schema (
 );
 DO $$
 BEGIN
-	IF (SELECT max(version) FROM wapipe_schema) > 2 THEN
+	IF (SELECT max(version) FROM wapipe_schema) > 3 THEN
 		RAISE EXCEPTION 'the database''s schema is version %, newer '
-		    'than this one (2): install the wapipe that made it',
+		    'than this one (3): install the wapipe that made it',
 		    (SELECT max(version) FROM wapipe_schema);
 	END IF;
 END $$;
@@ -55,7 +55,7 @@ CREATE TABLE IF NOT EXISTS campaign_recipients (
 	template_params	jsonb NOT NULL DEFAULT '[]',
 	status		text NOT NULL DEFAULT 'pending' CHECK (status IN
 			    ('pending', 'sending', 'unknown', 'sent', 'failed',
-			    'delivered', 'read')),
+			    'delivered', 'read', 'suppressed', 'expired')),
 	-- Claims so far; also the fencing token of the claim in flight.
 	attempt		integer NOT NULL DEFAULT 0,
 	next_attempt_at	timestamptz NOT NULL DEFAULT now(),
@@ -166,7 +166,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	SELECT CASE $1
 		WHEN 'pending' THEN 0 WHEN 'sending' THEN 0
 		WHEN 'unknown' THEN 0 WHEN 'sent' THEN 1
-		WHEN 'failed' THEN 2 WHEN 'delivered' THEN 3
+		WHEN 'failed' THEN 2 WHEN 'suppressed' THEN 2
+		WHEN 'expired' THEN 2 WHEN 'delivered' THEN 3
 		WHEN 'read' THEN 4
 	END
 $$;
@@ -306,6 +307,270 @@ BEGIN
 END
 $$;
 
+-- The rules of the road (version 3): messaging limits, opt-outs, expiry,
+-- send windows, fair share and priority. wapipe_claim below applies them
+-- to every row it claims, whichever host claims it.
+
+-- Two final states of their own: never sent because the person opted
+-- out (suppressions), or because the row's time ran out (expires_at).
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_constraint
+	    WHERE conrelid = 'campaign_recipients'::regclass
+	    AND conname = 'campaign_recipients_status_check'
+	    AND pg_get_constraintdef(oid) LIKE '%expired%') THEN
+		ALTER TABLE campaign_recipients
+		    DROP CONSTRAINT IF EXISTS campaign_recipients_status_check;
+		ALTER TABLE campaign_recipients
+		    ADD CONSTRAINT campaign_recipients_status_check
+		    CHECK (status IN ('pending', 'sending', 'unknown', 'sent',
+		    'failed', 'delivered', 'read', 'suppressed', 'expired'));
+	END IF;
+END $$;
+
+-- A row past its expiry (or its campaign's) is never sent: it ends
+-- expired. tz: the recipient's time zone, from the number at import
+-- (NULL where the country spans zones: the campaign's tz is used).
+ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS expires_at
+	timestamptz;
+ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS tz text;
+
+-- expires_at: nothing of the campaign is sent after it. window_from and
+-- window_to: the hours, in the recipient's local time, within which it
+-- sends (from > to wraps past midnight); tz: the zone of a recipient
+-- whose number does not say. weight: its share of the number's rate
+-- against the number's other campaigns; urgent: while it has rows to
+-- send, the number's other campaigns send nothing.
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS expires_at timestamptz;
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS window_from time;
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS window_to time;
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS tz text;
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS weight integer NOT NULL
+	DEFAULT 1 CHECK (weight BETWEEN 1 AND 1000);
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS priority text NOT NULL
+	DEFAULT 'normal' CHECK (priority IN ('normal', 'urgent'));
+
+-- A number's messaging limit: how many different people it may start
+-- conversations with in a rolling period (Meta's: 24 hours), across
+-- every campaign and host. No row, or max_people NULL: unlimited.
+CREATE TABLE IF NOT EXISTS messaging_limits (
+	phone_number_id	text PRIMARY KEY,
+	max_people	integer CHECK (max_people > 0),
+	period_s	integer NOT NULL DEFAULT 86400 CHECK (period_s > 0),
+	updated_at	timestamptz NOT NULL DEFAULT now()
+);
+
+-- Whom a limited number has messaged, and when that person's period
+-- began: someone messaged within the period does not count again.
+CREATE TABLE IF NOT EXISTS limit_contacts (
+	phone_number_id	text NOT NULL,
+	phone		text NOT NULL,
+	opened_at	timestamptz NOT NULL,
+	PRIMARY KEY (phone_number_id, phone)
+);
+
+CREATE INDEX IF NOT EXISTS limit_contacts_opened
+	ON limit_contacts (phone_number_id, opened_at);
+
+-- People who must not be messaged: scope is a phone_number_id, or '*'
+-- for every number of the business. Added by hand (wa-campaign
+-- suppress), by error 131050 (below) and by an inbound opt-out keyword
+-- (wa-status-ingest).
+CREATE TABLE IF NOT EXISTS suppressions (
+	scope		text NOT NULL,
+	phone		text NOT NULL,
+	reason		text NOT NULL,
+	added_at	timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (scope, phone)
+);
+
+-- An inbound message whose whole text is one of these (trimmed, any
+-- case) opts its sender out of the number that received it.
+CREATE TABLE IF NOT EXISTS optout_keywords (
+	keyword		text PRIMARY KEY,
+	lang		text
+);
+INSERT INTO optout_keywords (keyword, lang) VALUES
+	('stop', 'en'), ('unsubscribe', 'en'), ('stop all', 'en'),
+	('basta', 'it'), ('cancella', 'it'), ('alto', 'es'), ('baja', 'es'),
+	('parar', 'pt'), ('sair', 'pt'), ('arret', 'fr'), ('arrêt', 'fr'),
+	('stopp', 'de'), ('abmelden', 'de')
+ON CONFLICT DO NOTHING;
+
+-- Error 131050: the person stopped marketing messages from the business.
+-- Whoever records it (wa-record, wa-status-ingest), the person is added
+-- to the number's suppressions. WHEN is checked in C, row by row: other
+-- updates call nothing.
+CREATE OR REPLACE FUNCTION suppress_opted_out() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO suppressions (scope, phone, reason)
+	SELECT c.phone_number_id, NEW.phone, 'error 131050: opted out'
+	FROM campaigns c WHERE c.id = NEW.campaign_id
+	ON CONFLICT DO NOTHING;
+	RETURN NULL;
+END
+$$;
+
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname =
+	    'suppress_opted_out' AND tgrelid =
+	    'campaign_recipients'::regclass) THEN
+		CREATE TRIGGER suppress_opted_out
+		AFTER UPDATE OF error_code ON campaign_recipients
+		FOR EACH ROW WHEN (NEW.error_code = 131050 AND
+		    OLD.error_code IS DISTINCT FROM 131050)
+		EXECUTE FUNCTION suppress_opted_out();
+	END IF;
+END
+$$;
+
+-- When a row outside its send window may go: the next opening of the
+-- window, at from, in zone z, after t.
+CREATE OR REPLACE FUNCTION window_opens(t timestamptz, z text, f time,
+    u time) RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+	SELECT CASE WHEN f < u AND (t AT TIME ZONE z)::time < f
+	    OR f > u AND (t AT TIME ZONE z)::time < f
+	    AND (t AT TIME ZONE z)::time >= u
+	THEN ((t AT TIME ZONE z)::date + f) AT TIME ZONE z
+	ELSE ((t AT TIME ZONE z)::date + 1 + f) AT TIME ZONE z END
+$$;
+
+-- Whether t is within the window from f to u in zone z.
+CREATE OR REPLACE FUNCTION window_open(t timestamptz, z text, f time,
+    u time) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+	SELECT f IS NULL OR CASE WHEN f < u
+	THEN (t AT TIME ZONE z)::time >= f AND (t AT TIME ZONE z)::time < u
+	ELSE (t AT TIME ZONE z)::time >= f OR (t AT TIME ZONE z)::time < u END
+$$;
+
+-- wa-claim: claims up to p_n due rows of a running campaign, applying
+-- the rules: a row past its expiry ends expired, one whose person opted
+-- out ends suppressed, one outside its send window waits for it to open;
+-- a campaign waits while an urgent one on its number has rows due; on a
+-- limited number a person not messaged within the period is claimed only
+-- while the number's count is under its limit (the limit's row locked:
+-- one claim at a time counts, on every host). Returns the rows claimed.
+CREATE OR REPLACE FUNCTION wapipe_claim(p_campaign bigint, p_n integer)
+RETURNS TABLE (id bigint, attempt integer, phone text,
+    template_params jsonb)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+	c	campaigns;
+	lim	messaging_limits;
+	t	timestamptz := now();
+	since	timestamptz;
+	x	bigint[];	-- expired
+	s	bigint[];	-- suppressed
+	w	bigint[];	-- outside the window
+	g	bigint[];	-- to claim
+	gp	text[];		-- their phones
+	np	text[];		-- the people a limited number newly messages
+	used	bigint;
+BEGIN
+	SELECT * INTO c FROM campaigns WHERE campaigns.id = p_campaign;
+	IF NOT FOUND OR c.state <> 'running' THEN
+		RETURN;
+	END IF;
+	IF c.expires_at <= t THEN
+		UPDATE campaign_recipients SET status = 'expired'
+		WHERE campaign_id = p_campaign AND phase = 0
+		    AND status = 'pending';
+		RETURN;
+	END IF;
+	IF c.priority <> 'urgent' AND EXISTS (SELECT 1 FROM campaigns u
+	    WHERE u.phone_number_id = c.phone_number_id
+	    AND u.priority = 'urgent' AND u.state = 'running'
+	    AND EXISTS (SELECT 1 FROM campaign_recipients r
+	    WHERE r.campaign_id = u.id AND r.phase = 0
+	    AND r.status = 'pending' AND r.next_attempt_at <= t)) THEN
+		RETURN;
+	END IF;
+	-- The due rows, locked, each with its verdict.
+	SELECT array_agg(q.id) FILTER (WHERE v = 'x'),
+	    array_agg(q.id) FILTER (WHERE v = 's'),
+	    array_agg(q.id) FILTER (WHERE v = 'w'),
+	    array_agg(q.id ORDER BY q.nat) FILTER (WHERE v = 'g'),
+	    array_agg(q.phone ORDER BY q.nat) FILTER (WHERE v = 'g')
+	INTO x, s, w, g, gp
+	FROM (SELECT r.id, r.phone, r.nat, CASE
+	    WHEN r.exp <= t THEN 'x'
+	    WHEN EXISTS (SELECT 1 FROM suppressions z WHERE z.phone = r.phone
+	    AND z.scope IN (c.phone_number_id, '*')) THEN 's'
+	    WHEN window_open(t, r.zone, c.window_from, c.window_to) THEN 'g'
+	    WHEN window_opens(t, r.zone, c.window_from, c.window_to) >= r.exp
+	    THEN 'x'
+	    ELSE 'w' END AS v
+	    FROM (SELECT r.id, r.phone, r.next_attempt_at AS nat,
+	    least(r.expires_at, c.expires_at) AS exp,
+	    coalesce(r.tz, c.tz, 'UTC') AS zone
+	    FROM campaign_recipients r
+	    WHERE r.campaign_id = p_campaign AND r.phase = 0
+	    AND r.status = 'pending' AND r.next_attempt_at <= t
+	    ORDER BY r.next_attempt_at LIMIT p_n
+	    FOR UPDATE SKIP LOCKED) r) q;
+	IF x IS NOT NULL THEN
+		UPDATE campaign_recipients SET status = 'expired'
+		WHERE campaign_recipients.id = ANY(x);
+	END IF;
+	IF s IS NOT NULL THEN
+		UPDATE campaign_recipients SET status = 'suppressed'
+		WHERE campaign_recipients.id = ANY(s);
+	END IF;
+	IF w IS NOT NULL THEN
+		UPDATE campaign_recipients r SET next_attempt_at =
+		    window_opens(t, coalesce(r.tz, c.tz, 'UTC'),
+		    c.window_from, c.window_to)
+		WHERE r.id = ANY(w);
+	END IF;
+	IF g IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT * INTO lim FROM messaging_limits
+	WHERE phone_number_id = c.phone_number_id AND max_people IS NOT NULL
+	FOR UPDATE;
+	IF FOUND THEN
+		since := t - make_interval(secs => lim.period_s);
+		SELECT count(*) INTO used FROM limit_contacts
+		WHERE phone_number_id = c.phone_number_id
+		    AND opened_at > since;
+		-- People messaged within the period go free; the others in
+		-- order while the limit lasts.
+		SELECT array_agg(u.id ORDER BY u.o) FILTER (WHERE u.known
+		    OR u.nth <= lim.max_people - used),
+		    array_agg(u.phone) FILTER (WHERE NOT u.known
+		    AND u.nth <= lim.max_people - used)
+		INTO g, np
+		FROM (SELECT u.*, count(*) FILTER (WHERE NOT u.known)
+		    OVER (ORDER BY u.o) AS nth
+		    FROM (SELECT u.id, u.phone, u.o, EXISTS (SELECT 1
+		    FROM limit_contacts k
+		    WHERE k.phone_number_id = c.phone_number_id
+		    AND k.phone = u.phone AND k.opened_at > since) AS known
+		    FROM unnest(g, gp) WITH ORDINALITY AS u(id, phone, o)) u) u;
+		IF np IS NOT NULL THEN
+			INSERT INTO limit_contacts (phone_number_id, phone,
+			    opened_at)
+			SELECT c.phone_number_id, p, t FROM unnest(np) p
+			ON CONFLICT (phone_number_id, phone)
+			DO UPDATE SET opened_at = EXCLUDED.opened_at;
+		END IF;
+		IF g IS NULL THEN
+			RETURN;
+		END IF;
+	END IF;
+	RETURN QUERY
+	UPDATE campaign_recipients r SET status = 'sending',
+	    attempt = r.attempt + 1, claimed_at = t
+	WHERE r.id = ANY(g)
+	RETURNING r.id, r.attempt, r.phone, r.template_params;
+END
+$$;
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
-INSERT INTO wapipe_schema (version) VALUES (2);
+INSERT INTO wapipe_schema (version) VALUES (3);

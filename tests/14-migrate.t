@@ -18,8 +18,8 @@ version() { sql "select max(version) from wapipe_schema"; }
 sql "create database empty" >/dev/null
 PGDATABASE=empty wa-campaign migrate >"$T/out" 2>"$T/err"
 is "$?" 0 "an empty database: migrate exits 0"
-is "$(cat "$T/out")" "schema version 0: upgraded to 2" "... saying so"
-is "$(PGDATABASE=empty version)" 2 "... and records version 2"
+is "$(cat "$T/out")" "schema version 0: upgraded to 3" "... saying so"
+is "$(PGDATABASE=empty version)" 3 "... and records version 3"
 
 # 0.1.0, with a campaign half done.
 psql -X -q -v ON_ERROR_STOP=1 -f "$T/old.sql" >/dev/null
@@ -34,8 +34,8 @@ before=$(sql "select md5(string_agg(id || status || attempt ||
 
 wa-campaign migrate >"$T/out" 2>"$T/err"
 is "$?" 0 "0.1.0: migrate exits 0"
-is "$(cat "$T/out")" "schema version 1: upgraded to 2" "from version 1 to 2"
-is "$(version)" 2 "the version is recorded"
+is "$(cat "$T/out")" "schema version 1: upgraded to 3" "from version 1 to 3"
+is "$(version)" 3 "the version is recorded"
 is "$(sql "select md5(string_agg(id || status || attempt ||
     coalesce(wamid, '') || coalesce(error_code::text, ''), ',' order by id))
     from campaign_recipients")" "$before" "every row is kept as it was"
@@ -46,7 +46,7 @@ is "$(sql "select outage_results from campaigns where id = $c")" 0 \
 
 wa-campaign migrate >"$T/out" 2>&1
 is "$?" 0 "migrate again: exits 0"
-is "$(cat "$T/out")" "schema version 2: up to date" "... changing nothing"
+is "$(cat "$T/out")" "schema version 3: up to date" "... changing nothing"
 
 # A campaign runs on the upgraded database to its end.
 fake_start --rate 0
@@ -59,15 +59,15 @@ is "$(sql "select wamid from campaign_recipients where id = 6")" \
     wamid.old6 "rows sent under 0.1.0 were not sent again"
 
 # Newer than the programs: refused, by migrate and by the file alike.
-sql "update wapipe_schema set version = 3" >/dev/null
+sql "update wapipe_schema set version = 4" >/dev/null
 wa-campaign migrate >"$T/out" 2>"$T/err"
 is "$?" 65 "a database newer than the programs: 65"
-like "$(cat "$T/err")" "schema is version 3, newer than these programs' \(2\)" \
+like "$(cat "$T/err")" "schema is version 4, newer than these programs' \(3\)" \
     "... saying so"
 psql -X -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null 2>"$T/err"
 ok "sql/schema.sql refuses it too" test "$?" -ne 0
 like "$(cat "$T/err")" "newer than this one" "... saying so"
-is "$(version)" 3 "the version is left alone"
+is "$(version)" 4 "the version is left alone"
 
 # A step that fails: nothing of it stays. A table in the way of one the
 # schema makes (recipient_errors without the column its index needs).
@@ -81,6 +81,33 @@ is "$(PGDATABASE=broken sql "select to_regclass('wapipe_schema') is null
     and not exists (select 1 from information_schema.columns
     where table_name = 'campaigns' and column_name = 'outage_results')")" t \
     "and indeed: no version table, no new column"
+
+# Version 2 (the schema before the rules of the road), with a campaign
+# half done: upgraded to 3, its rows kept, and the rules then apply to it.
+V2=f2ccedb
+sql "create database v2" >/dev/null
+git -C "$TOP" show "$V2:sql/schema.sql" >"$T/v2.sql"
+PGDATABASE=v2 psql -X -q -v ON_ERROR_STOP=1 -f "$T/v2.sql" >/dev/null
+c2=$(PGDATABASE=v2 campaign 30)
+PGDATABASE=v2 sql "update campaign_recipients set status = 'read',
+    attempt = 1, wamid = 'wamid.v2.' || id where id <= 10" >/dev/null
+sum2() {
+	PGDATABASE=v2 sql "select md5(string_agg(id || status || attempt ||
+	    coalesce(wamid, ''), ',' order by id)) from campaign_recipients"
+}
+before=$(sum2)
+PGDATABASE=v2 wa-campaign migrate >"$T/out" 2>"$T/err"
+is "$(cat "$T/out")" "schema version 2: upgraded to 3" "from version 2 to 3"
+is "$(sum2)" "$before" "... every row kept"
+is "$(PGDATABASE=v2 sql "select weight || priority from campaigns
+    where id = $c2")" 1normal "... campaigns get the new settings' defaults"
+PGDATABASE=v2 sql "insert into suppressions values ('106540352242922',
+    '+15550000011', 'test')" >/dev/null
+PGDATABASE=v2 wa-claim -c "$c2" 2>/dev/null | wa-throttle -r 1000 |
+    wa-send | PGDATABASE=v2 wa-record >/dev/null 2>&1
+is "$(PGDATABASE=v2 sql "select status, count(*) from campaign_recipients
+    where campaign_id = $c2 group by 1 order by 1" | tr '\n' ' ')" \
+    "read|10 sent|19 suppressed|1 " "... and a campaign runs on it, by the new rules"
 
 # Postgres away: 69.
 pgtmp_stop

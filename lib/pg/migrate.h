@@ -8,7 +8,7 @@
 #include <libpq-fe.h>
 
 /* The schema version of this release; sql/schema.sql records the same. */
-#define WA_SCHEMA_VERSION 2
+#define WA_SCHEMA_VERSION 3
 
 /*
  * Upgrades conn's database to WA_SCHEMA_VERSION in one transaction, or
