@@ -43,13 +43,18 @@
 #include "pg/report.h"
 #include "pg/figures.h"
 #include "pg/requeue.h"
+#include "pg/rules.h"
 #include "pg/setting.h"
 #include "run/progress.h"
 #include "run/run.h"
 
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
-    NOPT };
+    EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, NOPT };
+/* The options that are a campaign's settings, in pg/setting.h's order. */
+static const int settings[WA_SET_N] = { TEMPLATE, LANG, MAXATT, UNKNOWN,
+    BREAKER, EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY };
+#define RULES (O(EXPIRES) | O(WINDOW) | O(TZ) | O(WEIGHT) | O(PRIORITY))
 #define O(x) (1u << (x))
 
 static const struct option longs[] = {
@@ -70,6 +75,12 @@ static const struct option longs[] = {
 	{ "phones", required_argument, NULL, PHONES },
 	{ "breaker", required_argument, NULL, BREAKER },
 	{ "dry-run", no_argument, NULL, DRY },
+	{ "expires-at", required_argument, NULL, EXPIRES },
+	{ "window", required_argument, NULL, WINDOW },
+	{ "tz", required_argument, NULL, TZ },
+	{ "weight", required_argument, NULL, WEIGHT },
+	{ "priority", required_argument, NULL, PRIORITY },
+	{ "period", required_argument, NULL, PERIOD },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -88,6 +99,7 @@ usage(FILE *f, int status)
 	    "  create --name name --phone-number-id id --template name\n"
 	    "         [--language lang] [--max-attempts n] "
 	    "[--on-unknown resend|fail]\n"
+	    "         [rules]\n"
 	    "  import [--country-code cc] [--reject file] id file|-\n"
 	    "  start id\n  pause [--reason text] id\n  resume id\n"
 	    "  cancel [--reason text] id\n  status [--json] id\n"
@@ -99,7 +111,17 @@ usage(FILE *f, int status)
 	    "          [--phones file [--country-code cc] [--reject file]] "
 	    "id\n"
 	    "  set [--template name] [--language lang] [--max-attempts n]\n"
-	    "      [--on-unknown resend|fail] [--breaker n|default] id\n"
+	    "      [--on-unknown resend|fail] [--breaker n|default] [rules] id\n"
+	    "    rules: [--expires-at time|none] [--window HH:MM-HH:MM|none]\n"
+	    "           [--tz zone|none] [--weight n] "
+	    "[--priority normal|urgent]\n"
+	    "  limit [phone-number-id [250|1000|10000|100000|unlimited "
+	    "[--period secs]]]\n"
+	    "  suppress add|remove [--phone-number-id id] [--reason text]\n"
+	    "           [--country-code cc] number...\n"
+	    "  suppress list [--phone-number-id id] [--json]\n"
+	    "  suppress import [--phone-number-id id] [--reason text]\n"
+	    "           [--country-code cc] [--reject file] file|-\n"
 	    "  list [--json]\n  migrate\n"
 	    "  run [-n | --dry-run] [-r | --rate rate] [-b | --burst n]\n"
 	    "      [-j | --concurrency n] [--timeout-ms ms] "
@@ -122,12 +144,25 @@ db(void)
 	return conn;
 }
 
+/* The settings given as options, for campaign id. */
+static struct wa_setting
+setting(const char *id)
+{
+	struct wa_setting st = { id, { NULL } };
+	int i;
+
+	for (i = 0; i < WA_SET_N; i++)
+		st.v[i] = val[settings[i]];
+	return st;
+}
+
 static int
 create(char **args)
 {
+	struct wa_setting st = setting(NULL);
+
 	(void)args;
-	return wa_campaign_create(db(), val[NAME], val[NUMBER],
-	    val[TEMPLATE], val[LANG], val[MAXATT], val[UNKNOWN]);
+	return wa_campaign_create(db(), val[NAME], val[NUMBER], &st);
 }
 
 static int
@@ -180,7 +215,7 @@ export(char **args)
 
 	if (e.status != NULL && !wa_export_status(e.status))
 		wa_die(EX_USAGE, "--status is pending, sending, unknown, sent, "
-		    "delivered, read or failed, not '%s'", e.status);
+		    "delivered, read, failed, suppressed or expired, not '%s'", e.status);
 	if (e.code != NULL)
 		wa_num(e.code, 0, INT_MAX, "error code");
 	if (val[FORMAT] != NULL && strcmp(val[FORMAT], "ndjson") == 0)
@@ -209,10 +244,28 @@ requeue(char **args)
 static int
 set(char **args)
 {
-	struct wa_setting st = { args[0], val[TEMPLATE], val[LANG],
-	    val[MAXATT], val[UNKNOWN], val[BREAKER] };
+	struct wa_setting st = setting(args[0]);
 
-	return wa_setting(db(), &st);
+	return wa_setting(db(), &st, 0);
+}
+
+static int
+limit(char **args)
+{
+	return wa_limit(db(), args[0], args[0] ? args[1] : NULL, val[PERIOD]);
+}
+
+static int
+suppress(char **args)
+{
+	struct wa_suppress s = { args[0], val[NUMBER], val[REASON], val[CC],
+	    val[REJECT], (given & O(JSON)) != 0, args + 1, 0 };
+
+	while (s.args[s.nargs] != NULL)
+		s.nargs++;
+	if (val[REJECT] != NULL && strcmp(s.verb, "import") != 0)
+		wa_die(EX_USAGE, "--reject goes with suppress import");
+	return wa_suppress(db(), &s);
 }
 
 static int
@@ -230,26 +283,34 @@ migrate(char **args)
 	return wa_migrate(db());
 }
 
+/*
+ * Each command: its operands after the name, from min to max (-1: no
+ * end); id: the first is a campaign's id.
+ */
 static const struct cmd {
 	const char	*name;
-	int		 args;		/* operands after the name */
+	int		 min, max, id;
 	unsigned	 opts;		/* the options it takes */
 	int		(*fn)(char **);
 } cmds[] = {
-	{ "create", 0, O(NAME) | O(NUMBER) | O(TEMPLATE) | O(LANG) |
-	    O(MAXATT) | O(UNKNOWN), create },
-	{ "import", 2, O(CC) | O(REJECT), import },
-	{ "start", 1, 0, NULL }, { "pause", 1, O(REASON), NULL },
-	{ "resume", 1, 0, NULL }, { "cancel", 1, O(REASON), NULL },
-	{ "status", 1, O(JSON), status },
-	{ "report", 1, O(JSON), report },
-	{ "export", 1, O(STATUS) | O(CODE) | O(FORMAT), export },
-	{ "requeue", 1, O(STATUS) | O(CODE) | O(CLASS) | O(PHONES) |
+	{ "create", 0, 0, 0, O(NAME) | O(NUMBER) | O(TEMPLATE) | O(LANG) |
+	    O(MAXATT) | O(UNKNOWN) | RULES, create },
+	{ "import", 2, 2, 1, O(CC) | O(REJECT), import },
+	{ "start", 1, 1, 1, 0, NULL }, { "pause", 1, 1, 1, O(REASON), NULL },
+	{ "resume", 1, 1, 1, 0, NULL },
+	{ "cancel", 1, 1, 1, O(REASON), NULL },
+	{ "status", 1, 1, 1, O(JSON), status },
+	{ "report", 1, 1, 1, O(JSON), report },
+	{ "export", 1, 1, 1, O(STATUS) | O(CODE) | O(FORMAT), export },
+	{ "requeue", 1, 1, 1, O(STATUS) | O(CODE) | O(CLASS) | O(PHONES) |
 	    O(CC) | O(REJECT) | O(DRY), requeue },
-	{ "set", 1, O(TEMPLATE) | O(LANG) | O(MAXATT) | O(UNKNOWN) |
-	    O(BREAKER), set },
-	{ "list", 0, O(JSON), list },
-	{ "migrate", 0, 0, migrate },
+	{ "set", 1, 1, 1, O(TEMPLATE) | O(LANG) | O(MAXATT) | O(UNKNOWN) |
+	    O(BREAKER) | RULES, set },
+	{ "list", 0, 0, 0, O(JSON), list },
+	{ "migrate", 0, 0, 0, 0, migrate },
+	{ "limit", 0, 2, 0, O(PERIOD), limit },
+	{ "suppress", 1, -1, 0, O(NUMBER) | O(REASON) | O(CC) | O(REJECT) |
+	    O(JSON), suppress },
 };
 
 int
@@ -288,7 +349,8 @@ main(int argc, char **argv)
 	for (i = 0; optind < argc && i < sizeof cmds / sizeof *cmds; i++)
 		if (strcmp(argv[optind], cmds[i].name) == 0)
 			cmd = &cmds[i];
-	if (cmd == NULL || argc - optind - 1 != cmd->args)
+	if (cmd == NULL || argc - optind - 1 < cmd->min ||
+	    (cmd->max >= 0 && argc - optind - 1 > cmd->max))
 		usage(stderr, EX_USAGE);
 	for (i = 0; longs[i].name != NULL; i++)
 		if (longs[i].val < NOPT && (given & ~cmd->opts &
@@ -300,7 +362,7 @@ main(int argc, char **argv)
 		    "not 0, not '%s'", val[CC]);
 	if (given & O(CC))
 		val[CC] = wa_phone_cc(val[CC]);
-	if (cmd->args > 0)
+	if (cmd->id)
 		wa_num(argv[optind + 1], 1, LLONG_MAX, "campaign id");
 	wa_signals();
 	if (cmd->fn != NULL)

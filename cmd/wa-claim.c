@@ -3,7 +3,11 @@
  * requests, claiming only as many as its output pipe accepts.
  *
  * Reads campaign_recipients (Postgres); marks each row it emits sending,
- * with attempt + 1 and claimed_at. Writes one NDJSON send request per row
+ * with attempt + 1 and claimed_at, by the rules of the road (the schema's
+ * wapipe_claim: a row past its expiry ends expired, one whose person
+ * opted out suppressed, one outside its send window waits for it; a
+ * number at its messaging limit, or with an urgent campaign to send,
+ * claims nothing new: wa-claim says why and until when, and waits). Writes one NDJSON send request per row
  * on stdout. A row it claimed but could not write (SIGTERM or SIGINT, or
  * its reader gone) it puts back, fenced on its attempt. While Postgres is
  * away it waits up to --pg-timeout. Exits 0 when the campaign is
@@ -17,6 +21,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +40,11 @@
 /* The rules of the road are the schema's (sql/schema.sql, wapipe_claim). */
 static const char *claim_sql = "SELECT * FROM wapipe_claim($1, $2)";
 
-/* Why nothing was claimed: the campaign's state and what is left. */
+/*
+ * Why nothing was claimed: the campaign's state and what is left; on a
+ * number at its messaging limit, the ms until a place frees, the limit
+ * and its period; an urgent campaign on the number that goes first.
+ */
 static const char *left_sql =
     "SELECT c.state, coalesce(c.state_reason, ''),"
     "  EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = c.id"
@@ -46,8 +55,25 @@ static const char *left_sql =
     "    AND phase = 1 AND status = 'unknown'),"
     "  (SELECT (extract(epoch FROM min(next_attempt_at) - now())"
     "    * 1000)::bigint FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND phase = 0 AND status = 'pending')"
-    " FROM campaigns c WHERE c.id = $1";
+    "    AND phase = 0 AND status = 'pending'),"
+    "  f.ms, f.max_people, f.period_s,"
+    "  (SELECT min(u.id) FROM campaigns u"
+    "    WHERE u.phone_number_id = c.phone_number_id AND u.id <> c.id"
+    "    AND c.priority <> 'urgent' AND u.priority = 'urgent'"
+    "    AND u.state = 'running' AND EXISTS (SELECT 1"
+    "    FROM campaign_recipients r WHERE r.campaign_id = u.id"
+    "    AND r.phase = 0 AND r.status = 'pending'"
+    "    AND r.next_attempt_at <= now()))"
+    " FROM campaigns c LEFT JOIN LATERAL (SELECT l.max_people, l.period_s,"
+    "  (extract(epoch FROM min(k.opened_at) + make_interval(secs =>"
+    "  l.period_s) - now()) * 1000)::bigint AS ms"
+    "  FROM messaging_limits l JOIN limit_contacts k"
+    "  ON k.phone_number_id = l.phone_number_id"
+    "  AND k.opened_at > now() - make_interval(secs => l.period_s)"
+    "  WHERE l.phone_number_id = c.phone_number_id"
+    "  GROUP BY l.max_people, l.period_s"
+    "  HAVING count(*) >= l.max_people) f ON true"
+    " WHERE c.id = $1";
 
 /* Rows claimed but never written: back to pending, fenced, uncounted. */
 static const char *putback_sql =
@@ -76,7 +102,7 @@ static struct {
 #define EX_CANCELLED EX_NOPERM	/* 77: sending is no longer allowed */
 
 static struct wa_pg *db;
-static int said;		/* that it waits for retries, since a claim */
+static int said;		/* what it said it waits for, since a claim */
 static struct wa_buf head;	/* `{"id":` ... the part every row shares */
 static int nonblock;		/* stdout was made non-blocking */
 static struct wa_metric *rows_total, *claims_total, *claim_seconds;
@@ -248,24 +274,60 @@ room(long long capacity, size_t avg)
 	return n < 1 ? 1 : n < opt.batch ? n : opt.batch;
 }
 
-/*
- * Says once, when only retries not yet due are left, that wa-claim waits
- * for them and until when (column 5 of left_sql: ms to the next one).
- */
+/* Says once what it waits for: 1 retries, 2 the limit, 3 urgent. */
 static void
-waiting(PGresult *res)
+say(int what, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (said == what)
+		return;
+	said = what;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	wa_warn("campaign %s: %s", opt.campaign, msg);
+}
+
+/*
+ * Rows are left but none could be claimed: says why, once, and returns
+ * the ms to wait (at most wait): for retries not yet due (or a send
+ * window to open; column 5 of left_sql: ms to the next), for a place
+ * under the number's messaging limit (6 to 8), or for an urgent campaign
+ * on the number to finish (9).
+ */
+static long long
+waiting(PGresult *res, long long wait)
 {
 	char when[40];
 	long long ms;
 
-	if (said || *PQgetvalue(res, 0, 2) != 't' ||
-	    *PQgetvalue(res, 0, 3) == 't' || PQgetisnull(res, 0, 5) ||
-	    (ms = atoll(PQgetvalue(res, 0, 5))) < 1000)
-		return;
-	said = 1;
-	wa_warn("campaign %s: waiting for retries; the next is due at %s "
-	    "(in %lld s)", opt.campaign, wa_rfc3339(when, sizeof when,
-	    wa_unix_ms() + ms), (ms + 999) / 1000);
+	if (!PQgetisnull(res, 0, 9)) {
+		say(3, "waits while urgent campaign %s on its number has rows "
+		    "to send", PQgetvalue(res, 0, 9));
+		return wait;
+	}
+	if (!PQgetisnull(res, 0, 6)) {
+		ms = atoll(PQgetvalue(res, 0, 6));
+		say(2, "its number has messaged its limit of %s people in %s "
+		    "s; the next place frees at %s (in %lld s)",
+		    PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 8),
+		    wa_rfc3339(when, sizeof when, wa_unix_ms() + ms),
+		    (ms + 999) / 1000);
+		return ms < wait ? (ms < 20 ? 20 : ms) : wait;
+	}
+	if (*PQgetvalue(res, 0, 2) != 't' || PQgetisnull(res, 0, 5))
+		return wait;
+	ms = atoll(PQgetvalue(res, 0, 5));
+	if (ms < wait)
+		wait = ms;
+	if (*PQgetvalue(res, 0, 3) != 't' && ms >= 1000)
+		say(1, "waiting for retries (or a send window); the next is "
+		    "due at %s (in %lld s)",
+		    wa_rfc3339(when, sizeof when, wa_unix_ms() + ms),
+		    (ms + 999) / 1000);
+	return wait;
 }
 
 /*
@@ -317,19 +379,20 @@ dry(int *status)
 			wait = 0;
 		}
 		PQclear(done);
-	} else if (opt.once)
-		wa_warn("campaign %s: nothing ready now; rows %s", opt.campaign,
-		    pending ? "wait for a retry" : "are still being sent");
+	} else if (opt.once) {
+		said = 0;
+		waiting(res, 0);
+		if (said == 0)
+			wa_warn("campaign %s: nothing ready now; rows %s",
+			    opt.campaign, pending ? "wait for a retry" :
+			    "are still being sent");
+	}
 	else {
 		/* Sending rows only (NULL): poll, never spin. */
 		*status = 0;
-		wait = opt.poll_ms;
-		if (!PQgetisnull(res, 0, 5) &&
-		    atoll(PQgetvalue(res, 0, 5)) < wait)
-			wait = atoll(PQgetvalue(res, 0, 5));
+		wait = waiting(res, opt.poll_ms);
 		if (wait < 20)
 			wait = 20;	/* due rows locked by another claimer */
-		waiting(res);
 	}
 	PQclear(res);
 	return wait;

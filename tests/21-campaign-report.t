@@ -26,7 +26,7 @@ is "$(jq -c '[keys_unsorted[] | select(IN("funnel", "bucket_seconds",
     '["funnel","bucket_seconds","series","latency","errors_by_code","retries","timeline"]' \
     "the report's own figures, after the status's"
 is "$(jq -c .funnel "$T/json")" \
-    '{"claimed":11,"sent":5,"delivered":2,"read":1,"failed":3,"unknown":1,"pending":4}' \
+    '{"claimed":11,"sent":5,"delivered":2,"read":1,"failed":3,"unknown":1,"pending":4,"suppressed":0,"expired":0}' \
     "funnel: claimed, sent (a wamid or sent and beyond), delivered (or read), read; failed, unknown, pending (or sending)"
 is "$(jq -c '[([.series[].sent] | add), ([.series[].delivered] | add),
     ([.series[].read] | add), ([.series[].failed] | add)]' "$T/json")" \

@@ -197,7 +197,7 @@ sql "update campaign_recipients set next_attempt_at = now() + interval '1 hour'
 bg wa-claim -c "$c" >/dev/null 2>"$T/claim.err"
 claim=$!
 ok "wa-claim says it waits" wait_for 30 grep -q waiting "$T/claim.err"
-like "$(cat "$T/claim.err")" "^wa-claim: campaign $c: waiting for retries; the next is due at [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z \(in 3[56][0-9]{2} s\)$" \
+like "$(cat "$T/claim.err")" "^wa-claim: campaign $c: waiting for retries \\(or a send window\\); the next is due at [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z \(in 3[56][0-9]{2} s\)$" \
     "with the time of the next retry"
 wait_for 30 catches "$claim" INT
 kill -INT "$claim"

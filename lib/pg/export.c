@@ -43,7 +43,7 @@ static const char *const cols[][2] = {
 };
 
 static const char *const statuses[] = { "pending", "sending", "unknown",
-    "sent", "delivered", "read", "failed" };
+    "sent", "delivered", "read", "failed", "suppressed", "expired" };
 
 int
 wa_export_status(const char *s)

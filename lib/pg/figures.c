@@ -11,7 +11,8 @@
  *
  *   funnel        claimed (attempted at least once), sent (accepted by
  *                 the API), delivered (delivered or read), read; failed,
- *                 unknown, pending (pending or sending)
+ *                 unknown, pending (pending or sending); suppressed
+ *                 and expired (never sent: opted out, or too late)
  *   bucket_seconds, series
  *                 per bucket (a minute, wider when the campaign spans
  *                 more than 480 of them): rows accepted, by the time of
@@ -95,6 +96,8 @@ static const char *figures_sql =
     "   count(*) FILTER (WHERE status = 'read') AS read,"
     "   count(*) FILTER (WHERE status = 'failed') AS failed,"
     "   count(*) FILTER (WHERE status = 'unknown') AS unknown,"
+    "   count(*) FILTER (WHERE status = 'suppressed') AS suppressed,"
+    "   count(*) FILTER (WHERE status = 'expired') AS expired,"
     "   count(*) FILTER (WHERE status IN ('pending', 'sending'))"
     "   AS pending"
     "  FROM (SELECT *, CASE WHEN acc THEN date_trunc('minute', claimed_at)"
@@ -137,7 +140,8 @@ static const char *figures_sql =
     " SELECT json_build_object("
     "  'funnel', (SELECT json_build_object('claimed', claimed, 'sent',"
     "   sent, 'delivered', deliv, 'read', read, 'failed', failed,"
-    "   'unknown', unknown, 'pending', pending) FROM g WHERE set = 31),"
+    "   'unknown', unknown, 'pending', pending, 'suppressed', suppressed,"
+    "   'expired', expired) FROM g WHERE set = 31),"
     "  'bucket_seconds', (SELECT s FROM w),"
     "  'series', (SELECT coalesce(json_agg(json_build_object('at', "
     "   " ISO("t") ", 'sent', coalesce(sent, 0), 'delivered',"

@@ -90,12 +90,12 @@ wa_campaign_move(PGconn *conn, const char *cmd, const char *id,
 
 int
 wa_campaign_create(PGconn *conn, const char *name, const char *number,
-    const char *template, const char *lang, const char *max_attempts,
-    const char *on_unknown)
+    struct wa_setting *s)
 {
-	const char *p[] = { name, number, template, lang ? lang : "en_US",
-	    max_attempts ? max_attempts : "10",
-	    on_unknown ? on_unknown : "resend" };
+	const char *p[] = { name, number, s->v[WA_SET_TEMPLATE],
+	    s->v[WA_SET_LANGUAGE] ? s->v[WA_SET_LANGUAGE] : "en_US",
+	    s->v[WA_SET_MAX_ATTEMPTS] ? s->v[WA_SET_MAX_ATTEMPTS] : "10",
+	    s->v[WA_SET_ON_UNKNOWN] ? s->v[WA_SET_ON_UNKNOWN] : "resend" };
 	PGresult *res;
 
 	if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
@@ -104,14 +104,19 @@ wa_campaign_create(PGconn *conn, const char *name, const char *number,
 	if (*p[1] == '\0' || p[1][strspn(p[1], "0123456789")] != '\0')
 		wa_die(EX_USAGE, "the phone number id is the number's id in "
 		    "the Cloud API (digits), not '%s'", p[1]);
-	wa_num(p[4], 1, 1000, "max attempts");
-	if (strcmp(p[5], "resend") != 0 && strcmp(p[5], "fail") != 0)
-		wa_die(EX_USAGE, "--on-unknown is resend or fail, not '%s'",
-		    p[5]);
+	wa_setting_check(conn, s);
+	/* The rest of the settings, in the same transaction. */
+	PQclear(wa_pg_must(conn, "BEGIN", 0, NULL));
 	res = wa_pg_must(conn, "INSERT INTO campaigns (name, phone_number_id,"
 	    " template_name, template_lang, max_attempts, on_unknown)"
 	    " VALUES ($1, $2, $3, $4, $5, $6) RETURNING id", 6, p);
-	printf("%s\n", PQgetvalue(res, 0, 0));
+	s->id = PQgetvalue(res, 0, 0);
+	s->v[WA_SET_TEMPLATE] = s->v[WA_SET_LANGUAGE] = NULL;
+	s->v[WA_SET_MAX_ATTEMPTS] = s->v[WA_SET_ON_UNKNOWN] = NULL;
+	if (wa_setting_any(s))
+		wa_setting(conn, s, 1);
+	PQclear(wa_pg_must(conn, "COMMIT", 0, NULL));
+	printf("%s\n", s->id);
 	PQclear(res);
 	return 0;
 }

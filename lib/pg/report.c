@@ -15,7 +15,10 @@
  * "outage" is the campaign's last outage of the API (null if none): rows
  * it put back are pending, not failed. "next_retry_at" is when the first
  * pending row waiting for its retry is due (null when none waits),
- * "next_retry_in" the seconds until then. The list, as text or as one
+ * "next_retry_in" the seconds until then. "limit" is the number's
+ * messaging limit, the people messaged within its period and the places
+ * left (null when unlimited); expires_at, window, tz, weight and priority
+ * the campaign's rules of the road. The list, as text or as one
  * JSON object per campaign, counts each campaign's rows.
  */
 #include <stdio.h>
@@ -58,10 +61,23 @@ static const char *report_sql =
     "  'created_at', " ISO("c.created_at") ","
     "  'started_at', " ISO("c.started_at") ","
     "  'finished_at', " ISO("c.finished_at") ","
+    "  'expires_at', " ISO("c.expires_at") ","
+    "  'window', to_char(c.window_from, 'HH24:MI') || '-' ||"
+    "   to_char(c.window_to, 'HH24:MI'), 'tz', c.tz,"
+    "  'weight', c.weight, 'priority', c.priority,"
+    "  'limit', (SELECT json_build_object('max_people', l.max_people,"
+    "   'period_s', l.period_s, 'used', count(k.phone),"
+    "   'left', l.max_people - count(k.phone))"
+    "   FROM messaging_limits l LEFT JOIN limit_contacts k"
+    "   ON k.phone_number_id = l.phone_number_id AND k.opened_at > now()"
+    "   - make_interval(secs => l.period_s)"
+    "   WHERE l.phone_number_id = c.phone_number_id"
+    "   AND l.max_people IS NOT NULL GROUP BY l.phone_number_id),"
     "  'total', t.n,"
     "  'counts', (SELECT json_object_agg(k.k, coalesce(g.n, 0)"
     "   ORDER BY k.o) FROM unnest('{pending,sending,unknown,sent,"
-    "   delivered,read,failed}'::text[]) WITH ORDINALITY k(k, o)"
+    "   delivered,read,failed,suppressed,expired}'::text[])"
+    "   WITH ORDINALITY k(k, o)"
     "   LEFT JOIN g ON g.set = 7 AND g.status = k.k),"
     "  'pending_later', t.later,"
     "  'next_retry_at', " ISO("t.next_retry") ","
@@ -197,6 +213,20 @@ wa_report_print(FILE *f, struct json_object *o)
 	    json_object_get_string(wa_json_get(o, "breaker")) : "default");
 	fprintf(f, "  created %s, started %s, finished %s\n",
 	    str(o, "created_at"), str(o, "started_at"), str(o, "finished_at"));
+	fprintf(f, "  expires %s; window %s", wa_json_str(o, "expires_at") ?
+	    str(o, "expires_at") : "never", wa_json_str(o, "window") ?
+	    str(o, "window") : "any time");
+	if (wa_json_str(o, "window") != NULL)
+		fprintf(f, " (the recipient's time; else %s)",
+		    wa_json_str(o, "tz") ? str(o, "tz") : "UTC");
+	fprintf(f, "; weight %lld, priority %s\n", num(o, "weight"),
+	    str(o, "priority"));
+	if ((v = wa_json_get(o, "limit")) != NULL)
+		fprintf(f, "  messaging limit of the number: %lld people per "
+		    "%lld %s; %lld used, %lld left\n", num(v, "max_people"),
+		    num(v, "period_s") % 3600 ? num(v, "period_s") :
+		    num(v, "period_s") / 3600, num(v, "period_s") % 3600 ?
+		    "s" : "h", num(v, "used"), num(v, "left"));
 	fprintf(f, "recipients %lld\n", total);
 	json_object_object_foreach(wa_json_get(o, "counts"), k, c) {
 		n = json_object_get_int64(c);

@@ -8,10 +8,7 @@
  * (outage, transient, ambiguous, ...) and two more: timeout (the call
  * timed out, curl 28) and http (an HTTP status without an API error).
  *
- * Reads the phones file: one number per line, or a CSV with a "phone"
- * column (an export), or NDJSON with "phone"; a bad line is reported
- * with its number and copied to the reject file, and the others are
- * used. Reads and writes campaign_recipients and recipient_errors, in
+ * Reads the phones file (pg/phonelist.c). Reads and writes campaign_recipients and recipient_errors, in
  * one transaction: the current error is cleared, after being added to
  * recipient_errors unless it is there already, so the history keeps it.
  * The attempt is kept: it is the fencing token, so a late result of the
@@ -40,6 +37,7 @@
 #include "records/phone.h"
 #include "api/class.h"
 #include "pg/load.h"
+#include "pg/phonelist.h"
 #include "pg/requeue.h"
 
 /*
@@ -139,87 +137,6 @@ check_class(const char *s)
 	    "pair_rate, later, fatal, unsent; not '%s'", s);
 }
 
-/* Whether the first line of the file is a header or an NDJSON row. */
-static int
-headed(const char *s, size_t n)
-{
-	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' ||
-	    s[n - 1] == '\r'))
-		n--;
-	while (n > 0 && (*s == ' ' || *s == '\t')) {
-		s++;
-		n--;
-	}
-	return memchr(s, ',', n) != NULL || memchr(s, '{', n) != NULL ||
-	    (n == 5 && strncasecmp(s, "phone", 5) == 0);
-}
-
-/* Reads the numbers of rq->phones into the array literal a. */
-static unsigned long
-phones(const struct wa_requeue *rq, struct wa_buf *a, unsigned long *bad)
-{
-	struct wa_rows rows;
-	struct wa_record rec = { 0 };
-	char why[320], e164[WA_PHONE_MAX];
-	const char *err;
-	unsigned long n = 0;
-	int fd = STDIN_FILENO, ret, mode = 0;	/* 1: plain, 2: rows */
-
-	if (strcmp(rq->phones, "-") != 0 &&
-	    (fd = open(rq->phones, O_RDONLY | O_CLOEXEC)) < 0)
-		wa_die(EX_NOINPUT, "open %s:", rq->phones);
-	wa_rows_init(&rows, fd, fd == STDIN_FILENO ? "<stdin>" : rq->phones,
-	    rq->cc);
-	if (rq->reject != NULL)
-		wa_input_reject_file(&rows.in, rq->reject);
-	wa_pg_array_start(a);
-	while ((ret = wa_input_next(&rows.in, &rec, -1)) != WA_EOF) {
-		if (ret == WA_ERROR)
-			wa_die(EX_IOERR, "%s: nothing requeued",
-			    rows.in.lines.name);
-		if (wa_stopping)
-			wa_die(EX_TEMPFAIL, "interrupted: nothing requeued");
-		if (ret != WA_LINE)
-			continue;
-		/* Blank lines and bad bytes were passed over or rejected. */
-		if (mode == 0)
-			mode = headed(rec.line, rec.len) ? 2 : 1;
-		err = NULL;
-		if (mode == 2) {
-			ret = wa_rows_take(&rows, rec.line, rec.len, why,
-			    sizeof why);
-			if (ret == -2)
-				wa_die(EX_DATAERR, "%s:%lu: %s",
-				    rows.in.lines.name, rec.lineno, why);
-			if (ret == 0 && rows.format == WA_CSV)
-				wa_input_reject_header(&rows.in, rec.line,
-				    rec.len);
-			if (ret == 0)
-				continue;
-			if (ret < 0)
-				err = why;
-			else
-				snprintf(e164, sizeof e164, "%s", rows.phone);
-		} else
-			err = wa_phone_e164(rec.line, rec.len -
-			    (rec.line[rec.len - 1] == '\r'), rq->cc, e164);
-		if (err != NULL) {
-			wa_input_reject(&rows.in, &rec, "%s", err);
-			continue;
-		}
-		wa_pg_array_str(a, e164);
-		n++;
-	}
-	wa_pg_array_end(a);
-	*bad = rows.in.rejected;
-	wa_input_free(&rows.in);
-	wa_buf_free(&rows.params);
-	wa_buf_free(&rows.field);
-	if (fd != STDIN_FILENO)
-		close(fd);
-	return n;
-}
-
 /* Says which numbers of the file are not in the campaign. */
 static void
 absent(PGconn *conn, const struct wa_requeue *rq, const char *list)
@@ -254,7 +171,8 @@ wa_requeue(PGconn *conn, const struct wa_requeue *rq)
 	if (rq->class != NULL)
 		check_class(rq->class);
 	if (rq->phones != NULL)
-		n = phones(rq, &list, &bad);
+		n = wa_phone_list(rq->phones, rq->cc, rq->reject,
+		    "nothing requeued", &list, &bad);
 	p[0] = rq->id;
 	p[1] = st.s;
 	p[2] = rq->code;

@@ -153,15 +153,21 @@ static void
 funnel(FILE *f, struct json_object *o)
 {
 	static const struct {
-		const char *key, *label, *color;
+		const char *key, *label, *color, *meaning;
 	} k[] = {
-		{ "claimed", "claimed", "#5b7fa6" },
-		{ "sent", "sent", "#2f6db5" },
-		{ "delivered", "delivered", "#2a9d6f" },
-		{ "read", "read", "#1b7a4e" },
-		{ "failed", "failed", "#c4413a" },
-		{ "unknown", "unknown", "#d08a1f" },
-		{ "pending", "pending", "#8d96a0" },
+		{ "claimed", "claimed", "#5b7fa6", "tried at least once" },
+		{ "sent", "sent", "#2f6db5", "accepted by the API" },
+		{ "delivered", "delivered", "#2a9d6f", "delivered or read" },
+		{ "read", "read", "#1b7a4e", "read (or played)" },
+		{ "failed", "failed", "#c4413a", "failed for good" },
+		{ "unknown", "unknown", "#d08a1f",
+		    "fate unknown: wa-reconcile resolves it" },
+		{ "pending", "pending", "#8d96a0",
+		    "to send, or in the pipe now" },
+		{ "suppressed", "suppressed", "#6b4f8a",
+		    "opted out: never sent" },
+		{ "expired", "expired", "#9a7b4f",
+		    "past its expiry: never sent" },
 	};
 	struct json_object *fu = wa_json_get(o, "funnel");
 	struct bar b[sizeof k / sizeof *k];
@@ -182,12 +188,7 @@ funnel(FILE *f, struct json_object *o)
 		fprintf(f, "<tr><td>%s</td><td class=\"n\" id=\"n-%s\">%lld"
 		    "</td><td class=\"n\">%.1f%%</td><td class=\"muted\">%s"
 		    "</td></tr>\n", k[i].label, k[i].key, b[i].n,
-		    pct(b[i].n, total), i == 0 ? "tried at least once" :
-		    i == 1 ? "accepted by the API" : i == 2 ?
-		    "delivered or read" : i == 3 ? "read (or played)" :
-		    i == 4 ? "failed for good" : i == 5 ?
-		    "fate unknown: wa-reconcile resolves it" :
-		    "to send, or in the pipe now");
+		    pct(b[i].n, total), k[i].meaning);
 	fputs("</table>\n<p class=\"muted\">By status:", f);
 	json_object_object_foreach(wa_json_get(o, "counts"), s, c)
 		fprintf(f, " %s <span id=\"n-status-%s\">%lld</span>", s, s,

@@ -20,8 +20,7 @@
 static const char *snap_sql =
     "SELECT c.state, coalesce(c.state_reason, ''), s.* FROM campaigns c,"
     " LATERAL (SELECT count(*),"
-    "  count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read',"
-    "   'failed')),"
+    "  count(*) FILTER (WHERE phase = 2),"
     "  count(*) FILTER (WHERE status = 'failed'),"
     "  count(*) FILTER (WHERE status = 'pending'),"
     "  count(*) FILTER (WHERE status = 'pending'"

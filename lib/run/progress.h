@@ -15,7 +15,7 @@ struct wa_snap {
 	char		 state[16];	/* draft, running, paused, ... */
 	char		 reason[256];	/* state_reason, or "" */
 	long long	 total;		/* rows */
-	long long	 done;		/* sent, delivered, read or failed */
+	long long	 done;		/* settled: phase 2 */
 	long long	 failed;
 	long long	 pending;	/* of which due now: due */
 	long long	 due;

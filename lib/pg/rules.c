@@ -1,0 +1,219 @@
+/*
+ * rules.c: wa-campaign limit and suppress. A number's messaging limit
+ * (how many different people it may start conversations with in a
+ * rolling period, Meta's tiers) is one row of messaging_limits, applied
+ * by every claim (wapipe_claim); the people it has messaged within the
+ * period are limit_contacts. The suppressions are the people no campaign
+ * may message, per number or for every number of the business ('*').
+ *
+ * Reads and writes messaging_limits, limit_contacts and suppressions
+ * (Postgres); suppress import reads a file of numbers (pg/phonelist.c).
+ * Writes the limits, the list, or the count of numbers added or removed
+ * on stdout. Returns 0, or 65 when import rejected lines; exits 64 on a
+ * bad value, 66, 69, 74 and 75 as the file and Postgres say.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "records/json.h"
+#include "records/phone.h"
+#include "pg/phonelist.h"
+#include "pg/rules.h"
+
+/* Each limit: used and left in its period, and when a place frees. */
+static const char *limits_sql =
+    "SELECT l.phone_number_id, coalesce(l.max_people::text, 'unlimited'),"
+    "  l.period_s, count(k.phone), coalesce((l.max_people - count(k.phone))"
+    "  ::text, 'unlimited'), coalesce(to_char((min(k.opened_at) +"
+    "  make_interval(secs => l.period_s)) AT TIME ZONE 'UTC',"
+    "  'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
+    " FROM messaging_limits l LEFT JOIN limit_contacts k"
+    "  ON k.phone_number_id = l.phone_number_id"
+    "  AND k.opened_at > now() - make_interval(secs => l.period_s)"
+    " WHERE $1::text IS NULL OR l.phone_number_id = $1"
+    " GROUP BY l.phone_number_id ORDER BY 1";
+
+/* Sets one; drops the contacts of no use any more. */
+static const char *set_limit_sql =
+    "WITH l AS (INSERT INTO messaging_limits (phone_number_id, max_people,"
+    "  period_s) VALUES ($1, $2::integer, coalesce($3::integer, 86400))"
+    "  ON CONFLICT (phone_number_id) DO UPDATE SET max_people ="
+    "  EXCLUDED.max_people, period_s = coalesce($3::integer,"
+    "  messaging_limits.period_s), updated_at = now() RETURNING *)"
+    " DELETE FROM limit_contacts k USING l"
+    " WHERE k.phone_number_id = l.phone_number_id AND (l.max_people IS NULL"
+    "  OR k.opened_at <= now() - make_interval(secs => l.period_s))";
+
+static void
+say_period(long s)
+{
+	if (s % 3600 == 0)
+		printf("%ld h", s / 3600);
+	else
+		printf("%ld s", s);
+}
+
+int
+wa_limit(PGconn *conn, const char *number, const char *value,
+    const char *period)
+{
+	static const char *const tiers[] = { "250", "1000", "10000",
+	    "100000", "unlimited" };
+	const char *p[3] = { number, NULL, period };
+	PGresult *res;
+	size_t i;
+	int r;
+
+	if (number != NULL && (*number == '\0' ||
+	    number[strspn(number, "0123456789")] != '\0'))
+		wa_die(EX_USAGE, "the phone number id is the number's id in "
+		    "the Cloud API (digits), not '%s'", number);
+	if (period != NULL)
+		wa_num(period, 1, 86400 * 30, "period");
+	if (value != NULL) {
+		for (i = 0; i < sizeof tiers / sizeof *tiers; i++)
+			if (strcmp(value, tiers[i]) == 0)
+				break;
+		if (i == sizeof tiers / sizeof *tiers)
+			wa_die(EX_USAGE, "a messaging limit is 250, 1000, "
+			    "10000, 100000 or unlimited (Meta's tiers), not "
+			    "'%s'", value);
+		p[1] = strcmp(value, "unlimited") == 0 ? NULL : value;
+		PQclear(wa_pg_must(conn, set_limit_sql, 3, p));
+	} else if (period != NULL)
+		wa_die(EX_USAGE, "--period goes with a limit");
+	res = wa_pg_must(conn, limits_sql, 1, p);
+	if (PQntuples(res) == 0 && number != NULL)
+		printf("%s: unlimited\n", number);
+	for (r = 0; r < PQntuples(res); r++) {
+		printf("%s: ", PQgetvalue(res, r, 0));
+		if (strcmp(PQgetvalue(res, r, 1), "unlimited") == 0) {
+			printf("unlimited\n");
+			continue;
+		}
+		printf("%s people per ", PQgetvalue(res, r, 1));
+		say_period(atol(PQgetvalue(res, r, 2)));
+		printf("; %s used, %s left", PQgetvalue(res, r, 3),
+		    PQgetvalue(res, r, 4));
+		if (*PQgetvalue(res, r, 5))
+			printf("; the next place frees at %s",
+			    PQgetvalue(res, r, 5));
+		printf("\n");
+	}
+	PQclear(res);
+	return 0;
+}
+
+static const char *add_sql =
+    "WITH a AS (INSERT INTO suppressions (scope, phone, reason)"
+    "  SELECT $1, p, $3 FROM unnest($2::text[]) p"
+    "  ON CONFLICT DO NOTHING RETURNING 1)"
+    " SELECT count(*) FROM a";
+
+static const char *remove_sql =
+    "WITH d AS (DELETE FROM suppressions WHERE scope = $1"
+    "  AND phone = ANY($2::text[]) RETURNING 1)"
+    " SELECT count(*) FROM d";
+
+static const char *list_sql =
+    "SELECT CASE scope WHEN '*' THEN 'business' ELSE scope END, phone,"
+    "  reason, to_char(added_at AT TIME ZONE 'UTC',"
+    "  'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+    " FROM suppressions WHERE $1::text IS NULL OR scope = $1"
+    " ORDER BY scope, phone";
+
+/* Writes the list a row at a time: it may hold millions. */
+static void
+list(PGconn *conn, const struct wa_suppress *s, const char *scope)
+{
+	static const char *const keys[] = { "scope", "phone", "reason",
+	    "added_at" };
+	const char *p[] = { s->scope != NULL ? scope : NULL };
+	struct wa_buf line = { 0 };
+	PGresult *res;
+	int i, k;
+
+	if (!PQsendQueryParams(conn, list_sql, 1, NULL, p, NULL, NULL, 0) ||
+	    !PQsetSingleRowMode(conn))
+		wa_die(EX_UNAVAILABLE, "postgres: %s", PQerrorMessage(conn));
+	while ((res = PQgetResult(conn)) != NULL) {
+		if (PQresultStatus(res) != PGRES_SINGLE_TUPLE &&
+		    PQresultStatus(res) != PGRES_TUPLES_OK) {
+			wa_pg_warn(conn, res, "list");
+			exit(EX_UNAVAILABLE);
+		}
+		for (i = 0; i < PQntuples(res) && s->json; i++) {
+			line.len = 0;
+			wa_buf_puts(&line, "{");
+			for (k = 0; k < 4; k++) {
+				wa_buf_printf(&line, "%s\"%s\":", k ? "," : "",
+				    keys[k]);
+				wa_buf_json_string(&line, PQgetvalue(res, i, k),
+				    PQgetlength(res, i, k));
+			}
+			wa_buf_puts(&line, "}\n");
+			fwrite(line.s, 1, line.len, stdout);
+		}
+		for (i = 0; i < PQntuples(res) && !s->json; i++)
+			printf("%s\t%s\t%s\t%s\n", PQgetvalue(res, i, 0),
+			    PQgetvalue(res, i, 1), PQgetvalue(res, i, 3),
+			    PQgetvalue(res, i, 2));
+		PQclear(res);
+	}
+	wa_buf_free(&line);
+}
+
+int
+wa_suppress(PGconn *conn, const struct wa_suppress *s)
+{
+	const char *scope = s->scope != NULL ? s->scope : "*";
+	const char *p[3] = { scope, NULL, s->reason ? s->reason : "by hand" };
+	char e164[WA_PHONE_MAX];
+	struct wa_buf a = { 0 };
+	unsigned long bad = 0;
+	const char *err;
+	PGresult *res;
+	int i, add = strcmp(s->verb, "add") == 0;
+
+	if (s->scope != NULL && (*s->scope == '\0' ||
+	    s->scope[strspn(s->scope, "0123456789")] != '\0'))
+		wa_die(EX_USAGE, "the phone number id is the number's id in "
+		    "the Cloud API (digits), not '%s'", s->scope);
+	if (strcmp(s->verb, "list") == 0) {
+		if (s->nargs != 0)
+			wa_die(EX_USAGE, "suppress list takes no numbers");
+		list(conn, s, scope);
+		return 0;
+	}
+	if (strcmp(s->verb, "import") == 0) {
+		if (s->nargs != 1)
+			wa_die(EX_USAGE, "suppress import takes one file "
+			    "(- for stdin)");
+		wa_phone_list(s->args[0], s->cc, s->reject,
+		    "nothing suppressed", &a, &bad);
+		add = 1;
+	} else if (add || strcmp(s->verb, "remove") == 0) {
+		if (s->nargs == 0)
+			wa_die(EX_USAGE, "suppress %s takes one or more "
+			    "numbers", s->verb);
+		wa_pg_array_start(&a);
+		for (i = 0; i < s->nargs; i++) {
+			if ((err = wa_phone_e164(s->args[i],
+			    strlen(s->args[i]), s->cc, e164)) != NULL)
+				wa_die(EX_USAGE, "'%s': %s", s->args[i], err);
+			wa_pg_array_str(&a, e164);
+		}
+		wa_pg_array_end(&a);
+	} else
+		wa_die(EX_USAGE, "suppress is add, remove, list or import, "
+		    "not '%s'", s->verb);
+	p[1] = a.s;
+	res = wa_pg_must(conn, add ? add_sql : remove_sql, add ? 3 : 2, p);
+	printf("%s\n", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	wa_buf_free(&a);
+	return bad > 0 ? EX_DATAERR : 0;
+}
