@@ -12,8 +12,8 @@
  * applied when it appears. An inbound text whose whole body, trimmed and
  * in lower case, is a keyword of optout_keywords adds its sender to the
  * suppressions of the number written to, in the same statement (an
- * opt-out: wa-claim sends them nothing more). While Postgres is away (a restart, a
- * failover) it reads nothing and waits up to --pg-timeout. A status
+ * opt-out: wa-claim sends them nothing more). While Postgres is away (a
+ * restart, a failover) it reads nothing and waits up to --pg-timeout. A status
  * Postgres refuses for its data is reported with its body's line number,
  * the rest of its batch applied. Writes nothing on stdout. Exits 0 at the
  * end of input, after SIGTERM or SIGINT (the batch in hand is applied

@@ -434,7 +434,8 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 	if (url[0] == '/' && (p = strchr(url + 1, '/')) != NULL && p > url + 1
 	    && (end = strchr(p + 1, '/')) != NULL && end > p + 1 &&
 	    ((q->inbound = strcmp(end, "/inbound") == 0) ||
-	    strcmp(end, "/messages") == 0) && end - p - 1 < (long)sizeof q->pnid)
+	    strcmp(end, "/messages") == 0) &&
+	    end - p - 1 < (long)sizeof q->pnid)
 		memcpy(q->pnid, p + 1, end - p - 1);
 	if (body == NULL)
 		return;

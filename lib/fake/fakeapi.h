@@ -3,9 +3,10 @@
  * would: validation, the bearer token, throughput and pair-rate limits,
  * scripted and random faults, wamids, the request log and the status
  * webhooks of each accepted message; and, for rehearsals, inbound
- * messages on demand (POST /{version}/{phone_number_id}/inbound). fakeapi.c has no HTTP: it takes a
- * whole request and says what to answer, when, or whether to close the
- * connection instead; fakeserve.c serves that over libmicrohttpd.
+ * messages on demand (POST /{version}/{phone_number_id}/inbound).
+ * fakeapi.c has no HTTP: it takes a whole request and says what to
+ * answer, when, or whether to close the connection instead; fakeserve.c
+ * serves that over libmicrohttpd.
  */
 #ifndef WA_FAKE_FAKEAPI_H
 #define WA_FAKE_FAKEAPI_H

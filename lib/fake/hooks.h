@@ -1,9 +1,10 @@
 /*
  * fake/hooks.h: sends status webhooks the way Meta does: statuses batched
- * into the Cloud API's envelope (and inbound messages, a change each), each POST signed with X-Hub-Signature-256,
- * retried with exponential backoff until the receiver answers 200. A
- * thread of its own does the sending (libcurl multi), so adding a status
- * never blocks. Programs using it link libcurl and libcrypto.
+ * into the Cloud API's envelope (and inbound messages, a change each),
+ * each POST signed with X-Hub-Signature-256, retried with exponential
+ * backoff until the receiver answers 200. A thread of its own does the
+ * sending (libcurl multi), so adding a status never blocks. Programs
+ * using it link libcurl and libcrypto.
  */
 #ifndef WA_FAKE_HOOKS_H
 #define WA_FAKE_HOOKS_H

@@ -89,9 +89,10 @@ struct wa_status_result {
 
 /*
  * Adds the statuses and inbound texts of one parsed body
- * (records/json.h: wa_json_parse, flags 0); where, lineno: for messages. Returns NULL, or why a status
- * was left out (a timestamp that is not a time Postgres takes): the line
- * is then to be rejected, though its other statuses are in the batch.
+ * (records/json.h: wa_json_parse, flags 0); where, lineno: for messages.
+ * Returns NULL, or why a status was left out (a timestamp that is not a
+ * time Postgres takes): the line is then to be rejected, though its
+ * other statuses are in the batch.
  */
 const char *wa_status_walk(struct wa_status_batch *b,
     struct json_object *body, const char *where, unsigned long lineno);
