@@ -331,6 +331,7 @@ wa_fake_add_script(struct wa_fake_conf *c, const char *arg)
 	c->scripts = wa_realloc(c->scripts, (c->nscripts + 1) *
 	    sizeof *c->scripts);
 	s = &c->scripts[c->nscripts++];
+	memset(s, 0, sizeof *s);
 	s->suffix = dupn(arg, eq - arg);
 	a = eq + 1;
 	if (*a >= '0' && *a <= '9') {
