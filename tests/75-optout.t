@@ -180,6 +180,36 @@ is "$(sql "select count(*) from suppressions where phone in
     "a text with a NUL, a long text, one with no phone_number_id: nobody"
 is "$(row "$c2" +15550000099)" "delivered -" "the body's status is applied"
 
+# Postgres refusing part of a batch loses none of the rest: a status it
+# refuses, then an opt-out it refuses (constraints of the test's stand
+# in for what it may refuse; every value is checked where it enters).
+stop() {
+	printf '{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"metadata":{"phone_number_id":"%s"},"messages":[{"from":"%s","type":"text","text":{"body":"STOP"}}]},"field":"messages"}]}]}\n' "$PN" "$1"
+}
+sql "insert into campaign_recipients (campaign_id, phone, template_params,
+    status, attempt, wamid) values ($c2, '+15550000098', '[]', 'sent', 1,
+    'wamid.r');
+    alter table campaign_recipients add constraint not_r check
+    (wamid is distinct from 'wamid.r' or status <> 'delivered');
+    alter table suppressions add constraint not_19 check
+    (phone <> '+15550000019')" >/dev/null
+{
+	stop 15550000018
+	printf '%s\n' '{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"statuses":[{"id":"wamid.r","status":"delivered","timestamp":"1750000000"}]},"field":"messages"}]}]}'
+	stop 15550000019
+	stop 15550000020
+} | wa-status-ingest 2>"$T/refused.err"
+is "$?" 65 "a status and an opt-out Postgres refuses: exit 65"
+like "$(cat "$T/refused.err")" "<stdin>:2: postgres refused .*not_r" \
+    "the status is named by its line"
+like "$(cat "$T/refused.err")" "<stdin>:3: postgres refused .*not_19" \
+    "so is the opt-out"
+ok "the batch's other opt-outs are applied" \
+    test "$(sql "select count(*) from suppressions
+    where phone in ('+15550000018', '+15550000020')")" = 2
+sql "alter table campaign_recipients drop constraint not_r;
+    alter table suppressions drop constraint not_19" >/dev/null
+
 # (d) SIGTERM mid-way and a restart: each STOP applied once.
 seq 100001 103000 | awk -v pn="$PN" '{
 	printf "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"1\",\"changes\":[{\"value\":{\"metadata\":{\"phone_number_id\":\"%s\"},\"messages\":[{\"from\":\"1555%07d\",\"type\":\"text\",\"text\":{\"body\":\"STOP\"}}]},\"field\":\"messages\"}]}]}\n", pn, $1
@@ -234,5 +264,14 @@ is "$(n_suppressed)" "$n" "the whole spool read again adds nobody"
 is "$(sql "select count(*) from suppressions where phone = '+15550000001'")" \
     1 "and keeps one row per person"
 
+fake_stop
+
+# The fake's inbound messages need the webhooks; reply: needs a text.
+exits 64 "--script reply: without a text is a usage error" \
+    wa-fake-api --any-token --script 1=reply: 2>/dev/null
+fake_start --rate 0
+is "$(say +15550000001 STOP)" 400 "no --webhook-url: the inbound is refused"
+is "$(jq -r 'select(.outcome == "error") | .code' "$FAKE_LOG")" 100 \
+    "with code 100, in the log"
 fake_stop
 done_testing

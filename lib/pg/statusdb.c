@@ -162,10 +162,11 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 
 /*
  * Four array literals in a[0..3]: the scope, phone, text and word of
- * every inbound text of b.
+ * the inbound texts lo to hi of b.
  */
 static void
-texts(const struct wa_status_batch *b, struct wa_buf *a)
+texts(const struct wa_status_batch *b, size_t lo, size_t hi,
+    struct wa_buf *a)
 {
 	const struct wa_inbound *t;
 	size_t k;
@@ -173,7 +174,7 @@ texts(const struct wa_status_batch *b, struct wa_buf *a)
 
 	for (i = 0; i < 4; i++)
 		wa_pg_array_start(&a[i]);
-	for (k = 0; k < b->nin; k++) {
+	for (k = lo; k < hi; k++) {
 		t = &b->in[k];
 		wa_pg_array_add(&a[0], b->str.s + t->scope, t->scope_len);
 		wa_pg_array_add(&a[1], b->str.s + t->phone, t->phone_len);
@@ -300,7 +301,7 @@ send_batch(struct wa_status_sink *k, struct wa_status_batch *b,
 	int i;
 
 	arrays(b, 0, b->n, b->arr);
-	texts(b, b->arr + 6);
+	texts(b, 0, b->nin, b->arr + 6);
 	for (i = 0; i < 6; i++)
 		b->p[i] = b->arr[i].s;
 	for (i = 0; i < 4; i++)
@@ -386,6 +387,36 @@ apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
 }
 
 /*
+ * The opt-outs of b were refused with the checkpoint: applies them one
+ * by one, reporting those refused.
+ */
+static void
+optouts(struct wa_status_sink *k, struct wa_status_batch *b)
+{
+	struct wa_buf a[4] = { { 0 } };
+	const char *p[13] = { "{}", "{}", "{}", "{}", "{}", "{}" };
+	PGresult *res;
+	size_t j;
+	int i;
+
+	for (j = 0; j < b->nin; j++) {
+		texts(b, j, j + 1, a);
+		for (i = 0; i < 4; i++)
+			p[9 + i] = a[i].s;
+		if ((res = run(k, apply_sql, 13, p)) == NULL) {
+			if (k->refused != NULL)
+				k->refused(b->in[j].lineno,
+				    wa_pg_error(k->db));
+		} else {
+			tally(res, &k->total, k->lag);
+			PQclear(res);
+		}
+	}
+	for (i = 0; i < 4; i++)
+		wa_buf_free(&a[i]);
+}
+
+/*
  * Waits for the statement of b; sends it again after a deadlock or a
  * lost connection, splits it when its data is refused, exits 69 when
  * Postgres stays away.
@@ -419,10 +450,7 @@ wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 			    b->p[7], b->p[8], b->p[9], b->p[10], b->p[11],
 			    b->p[12] });
 			if (last == NULL && b->nin > 0) {
-				/* The opt-outs refused: said, left out. */
-				if (k->refused != NULL)
-					k->refused(b->in[0].lineno,
-					    wa_pg_error(k->db));
+				optouts(k, b);
 				last = run(k, apply_sql, 13, (const char
 				    *const[]){ "{}", "{}", "{}", "{}", "{}",
 				    "{}", b->p[6], b->p[7], b->p[8], "{}",
