@@ -26,7 +26,9 @@
  * taken again on the new session), then the program exits 69. A batch
  * Postgres refuses for its data is applied in halves until the status at
  * fault is alone; it is reported, and the checkpoint moves past it,
- * with the batch's opt-outs (their values are checked where they enter).
+ * with the batch's opt-outs (their values are checked where they enter;
+ * if Postgres refuses them still, they go one by one, and those it
+ * refuses are reported too).
  */
 #include <stdio.h>
 #include <stdlib.h>
