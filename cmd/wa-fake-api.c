@@ -9,8 +9,9 @@
  * error envelopes (lib/fake/fakeapi.c), and while --outage-file exists
  * the HTTP status it holds, as a service that is down. Writes one NDJSON
  * line per request to --log and, with --webhook-url, POSTs signed status
- * webhooks (key from WA_APP_SECRET or WA_APP_SECRET_FILE). Prints nothing
- * on stdout.
+ * webhooks (key from WA_APP_SECRET or WA_APP_SECRET_FILE), and inbound
+ * message webhooks when asked, by POST /{version}/{id}/inbound or the
+ * script reply:TEXT, for rehearsing opt-outs. Prints nothing on stdout.
  * Exits 0 after SIGTERM or SIGINT, 64 on a usage error, 69 when it
  * cannot listen, 73 when it cannot create a log, 78 without a token or
  * an app secret.

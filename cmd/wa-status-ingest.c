@@ -9,8 +9,11 @@
  * statement, sorted and rank-monotone (lib/records/status.c,
  * lib/pg/statusdb.c);
  * statuses whose row is not there yet wait in unmatched_statuses and are
- * applied when it appears. While Postgres is away (a restart, a
- * failover) it reads nothing and waits up to --pg-timeout. A status
+ * applied when it appears. An inbound text whose whole body, trimmed and
+ * in lower case, is a keyword of optout_keywords adds its sender to the
+ * suppressions of the number written to, in the same statement (an
+ * opt-out: wa-claim sends them nothing more). While Postgres is away (a
+ * restart, a failover) it reads nothing and waits up to --pg-timeout. A status
  * Postgres refuses for its data is reported with its body's line number,
  * the rest of its batch applied. Writes nothing on stdout. Exits 0 at the
  * end of input, after SIGTERM or SIGINT (the batch in hand is applied
@@ -59,7 +62,7 @@ static struct wa_status_sink sink;
 static int64_t retried_at, sweep_at;
 static struct wa_metric *m_seen[WA_ST_N], *m_odd[WA_ODD_N], *m_bodies;
 static struct wa_metric *m_applied[4], *m_kept, *m_matched, *m_expired;
-static struct wa_metric *m_rejected, *m_size;
+static struct wa_metric *m_rejected, *m_size, *m_texts, *m_optouts;
 static unsigned long long bodies;	/* lines taken, not rejected */
 
 static void
@@ -105,6 +108,10 @@ metrics(void)
 	}
 	m_bodies = wa_counter("wa_status_ingest_bodies_total", NULL,
 	    "Webhook bodies read.");
+	m_texts = wa_counter("wa_status_ingest_inbound_texts_total", NULL,
+	    "Inbound text messages read.");
+	m_optouts = wa_counter("wa_status_ingest_optouts_total", NULL,
+	    "People added to suppressions by an opt-out keyword.");
 	m_rejected = wa_counter("wa_status_ingest_rejected_total", NULL,
 	    "Lines that were not a JSON object.");
 	m_kept = wa_counter("wa_status_ingest_unmatched_kept_total", NULL,
@@ -133,6 +140,8 @@ report(void)
 		wa_metric_set(m_odd[i], sink.b[0].odd[i] + sink.b[1].odd[i]);
 	for (i = 0; i < 4; i++)
 		wa_metric_set(m_applied[i], sink.total.applied[i]);
+	wa_metric_set(m_texts, sink.b[0].texts + sink.b[1].texts);
+	wa_metric_set(m_optouts, sink.total.optouts);
 	wa_metric_set(m_kept, sink.total.kept);
 	wa_metric_set(m_matched, sink.total.matched);
 	wa_metric_set(m_rejected, in.rejected);
@@ -256,7 +265,8 @@ loop(void)
 				wa_input_reject(&in, &rec, "%s", why);
 			else
 				bodies += r == WA_LINE;
-			if ((long long)sink.b[sink.cur].n >= opt.batch) {
+			if ((long long)(sink.b[sink.cur].n +
+			    sink.b[sink.cur].nin) >= opt.batch) {
 				flush();
 				pend = 0;
 			}

@@ -5,7 +5,11 @@
  * take: a rank of 1 to 4, a timestamp from 0 to 9999-12-31, a wamid of 1
  * to 256 bytes and a title of at most 512, both UTF-8 without NUL, an
  * error code in 32 bits; after the reduction one status per message, in
- * the statement's order.
+ * the statement's order. Every inbound text kept is what the opt-out
+ * arrays take: a number of 1 to 64 digits, a sender "+" and 1 to 15
+ * digits, a text of 1 to WA_INBOUND_MAX bytes with no white space around
+ * it, and its word: the text folded, at most twice as long, with no
+ * ASCII capital, folded again unchanged; all UTF-8 without NUL.
  */
 #include "fuzz.h"
 #include "records/status.h"
@@ -24,6 +28,47 @@ text_ok(const struct wa_status_batch *b, size_t at, size_t n)
 {
 	PROP(at + n <= b->str.len);
 	return wa_text_bad(b->str.s + at, n) == n;
+}
+
+static int
+all_digits(const struct wa_status_batch *b, size_t at, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b->str.s[at + i] < '0' || b->str.s[at + i] > '9')
+			return 0;
+	return 1;
+}
+
+static void
+check_inbound(const struct wa_status_batch *b, const struct wa_inbound *t)
+{
+	static struct wa_buf f;
+	const char *w;
+	size_t i;
+	char c;
+
+	PROP(t->scope_len >= 1 && t->scope_len <= 64);
+	PROP(all_digits(b, t->scope, t->scope_len));
+	PROP(t->phone_len >= 2 && t->phone_len <= 16);
+	PROP(b->str.s[t->phone] == '+');
+	PROP(all_digits(b, t->phone + 1, t->phone_len - 1));
+	PROP(t->said_len >= 1 && t->said_len <= WA_INBOUND_MAX);
+	PROP(text_ok(b, t->said, t->said_len));
+	c = b->str.s[t->said];
+	PROP(c != ' ' && c != '\t' && c != '\n' && c != '\r');
+	c = b->str.s[t->said + t->said_len - 1];
+	PROP(c != ' ' && c != '\t' && c != '\n' && c != '\r');
+	PROP(t->word_len >= 1 && t->word_len <= 2 * WA_INBOUND_MAX);
+	PROP(text_ok(b, t->word, t->word_len));
+	w = b->str.s + t->word;
+	for (i = 0; i < t->word_len; i++)
+		PROP(w[i] < 'A' || w[i] > 'Z');
+	/* The same text folds to the same word. */
+	f.len = 0;
+	wa_status_fold(&f, b->str.s + t->said, t->said_len);
+	PROP(f.len == t->word_len && memcmp(f.s, w, f.len) == 0);
 }
 
 /* Whether x and y name the same message (as the reduction sees it). */
@@ -57,6 +102,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	(void)wa_status_walk(&b, o, "fuzz", 1);
+	for (i = 0; i < b.nin; i++)
+		check_inbound(&b, &b.in[i]);
 	before = b.n;
 	for (i = 0; i < b.n; i++) {
 		s = &b.v[i];

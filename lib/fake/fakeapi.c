@@ -15,6 +15,13 @@
  * than pair_ms after the last accepted one). What passes is accepted: a
  * new wamid, a log line, and its status webhooks queued. Error answers
  * carry the HTTP status of Meta's legacy table (cloud-api.md §3.2).
+ *
+ * Not Meta's: POST /{version}/{phone_number_id}/inbound, with the same
+ * token, queues the webhook of a message a person sends to the number,
+ * {"from":"+15551234567","text":"STOP"} as a text, or {"message":{...}}
+ * as it is given, so that a test or a rehearsal can have someone answer
+ * (an opt-out). The script reply:TEXT has the person answer every send
+ * accepted, after its statuses.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -124,9 +131,9 @@ static const struct meta_error {
 };
 
 /* Outcomes, as the log names them. */
-enum { SENT, ERROR, HANG, DROP, GARBAGE, DOWN };
+enum { SENT, ERROR, HANG, DROP, GARBAGE, DOWN, INBOUND };
 static const char *outcomes[] = { "sent", "error", "hang", "drop",
-    "garbage", "down" };
+    "garbage", "down", "inbound" };
 
 /* A hash table of keys with a time: pair limits, once: scripts. */
 struct ent {
@@ -170,6 +177,9 @@ struct req {
 	const char	*to;
 	const char	*tmpl;
 	const char	*callback;
+	int		 inbound;	/* POST .../inbound */
+	const char	*text;		/* its text, or */
+	struct json_object *msg;	/* its message as given */
 };
 
 /* What was decided. */
@@ -310,6 +320,7 @@ wa_fake_add_script(struct wa_fake_conf *c, const char *arg)
 		{ "once:", WA_FAKE_ONCE, 1 }, { "slow:", WA_FAKE_SLOW, 1 },
 		{ "fail:", WA_FAKE_FAIL, 1 }, { "lost", WA_FAKE_LOST, 0 },
 		{ "mojibake:", WA_FAKE_MOJIBAKE, 1 },
+		{ "reply:", WA_FAKE_REPLY, 1 },
 	};
 	const char *eq = strchr(arg, '='), *a;
 	struct wa_fake_script *s;
@@ -320,6 +331,7 @@ wa_fake_add_script(struct wa_fake_conf *c, const char *arg)
 	c->scripts = wa_realloc(c->scripts, (c->nscripts + 1) *
 	    sizeof *c->scripts);
 	s = &c->scripts[c->nscripts++];
+	memset(s, 0, sizeof *s);
 	s->suffix = dupn(arg, eq - arg);
 	a = eq + 1;
 	if (*a >= '0' && *a <= '9') {
@@ -333,7 +345,13 @@ wa_fake_add_script(struct wa_fake_conf *c, const char *arg)
 		    strcmp(a, acts[i].name) != 0)
 			continue;
 		s->act = acts[i].act;
-		if (s->act == WA_FAKE_HTTP)
+		if (s->act == WA_FAKE_REPLY) {
+			if (a[n] == '\0' || !wa_utf8_valid(a + n,
+			    strlen(a + n)))
+				wa_die(EX_USAGE, "--script %s: reply: needs "
+				    "a text in UTF-8", arg);
+			s->text = dupn(a + n, strlen(a + n));
+		} else if (s->act == WA_FAKE_HTTP)
 			s->arg = wa_num(a + n, 100, 599, "--script http:");
 		else if (acts[i].has_arg)
 			s->arg = wa_num(a + n, 0, s->act == WA_FAKE_SLOW ?
@@ -413,10 +431,12 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 	char why[160];
 
 	memset(q, 0, sizeof *q);
-	/* "/{version}/{phone_number_id}/messages" */
+	/* "/{version}/{phone_number_id}/messages" (or "/inbound") */
 	if (url[0] == '/' && (p = strchr(url + 1, '/')) != NULL && p > url + 1
 	    && (end = strchr(p + 1, '/')) != NULL && end > p + 1 &&
-	    strcmp(end, "/messages") == 0 && end - p - 1 < (long)sizeof q->pnid)
+	    ((q->inbound = strcmp(end, "/inbound") == 0) ||
+	    strcmp(end, "/messages") == 0) &&
+	    end - p - 1 < (long)sizeof q->pnid)
 		memcpy(q->pnid, p + 1, end - p - 1);
 	if (body == NULL)
 		return;
@@ -425,9 +445,43 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 	q->obj = wa_json_parse(tok, body, len, 0, WA_JSON_DEPTH, why,
 	    sizeof why);
 	json_tokener_free(tok);
-	q->to = wa_json_str(q->obj, "to");
+	q->to = wa_json_str(q->obj, q->inbound ? "from" : "to");
 	q->tmpl = wa_json_str(q->obj, "template.name");
 	q->callback = wa_json_str(q->obj, "biz_opaque_callback_data");
+	q->text = wa_json_str(q->obj, "text");
+	q->msg = wa_json_get(q->obj, "message");
+}
+
+/* The digits of a sender, "+15551234567" or "15551234567", or NULL. */
+static const char *
+sender(const char *s)
+{
+	size_t n;
+
+	if (s == NULL)
+		return NULL;
+	if (*s == '+')
+		s++;
+	n = strlen(s);
+	return n >= 1 && n <= 15 && strspn(s, "0123456789") == n ? s : NULL;
+}
+
+/*
+ * The checks of an inbound message: an error code, or -1. It needs the
+ * webhooks; then a message object as it is, or a sender ("+" optional)
+ * and a text.
+ */
+static long
+check_inbound(struct wa_fake *f, const struct req *q)
+{
+	if (f->c.hooks == NULL)
+		return 100;
+	if (q->msg != NULL)
+		return json_object_is_type(q->msg, json_type_object) ? -1 :
+		    131009;
+	if (q->to == NULL || q->text == NULL)
+		return 131008;
+	return sender(q->to) != NULL ? -1 : 131009;
 }
 
 /* The checks that need no state: an error code, or -1 when it passes. */
@@ -447,6 +501,8 @@ check(struct wa_fake *f, const struct req *q, const char *method,
 	if (strcmp(method, "POST") != 0 || q->pnid[0] == '\0' ||
 	    body == NULL || q->obj == NULL)
 		return 100;
+	if (q->inbound)
+		return check_inbound(f, q);
 	mp = wa_json_str(q->obj, "messaging_product");
 	if (mp == NULL || strcmp(mp, "whatsapp") != 0)
 		return 100;
@@ -598,12 +654,67 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 	wa_buf_free(&b);
 }
 
+/* Under the lock: a new wamid in out (64 bytes). */
+static void
+new_wamid(struct wa_fake *f, char *out)
+{
+	struct wa_buf key = { 0 };
+	unsigned char id[16];
+	int i;
+
+	memcpy(id, f->run, 8);
+	for (i = 0, f->serial++; i < 8; i++)
+		id[8 + i] = f->serial >> (56 - 8 * i);
+	wa_buf_puts(&key, "wamid.");
+	base64(&key, id, sizeof id);
+	snprintf(out, 64, "%s", key.s);
+	wa_buf_free(&key);
+}
+
+/*
+ * Under the lock: the webhook of a message that the person from (digits,
+ * or "+" and digits) sends to number pnid at time t (wa_now_ms): text
+ * as a text message, or msg as it is. Its wamid goes to wamid.
+ */
+static void
+inbound(struct wa_fake *f, const char *pnid, const char *from,
+    const char *text, struct json_object *msg, int64_t t, char *wamid)
+{
+	struct wa_buf b = { 0 };
+	long long secs = (t + wa_unix_ms() - wa_now_ms()) / 1000;
+
+	new_wamid(f, wamid);
+	if ((from = sender(from)) != NULL) {
+		wa_buf_puts(&b, "\"contacts\":[{\"profile\":{\"name\":"
+		    "\"Rehearsal\"},\"wa_id\":");
+		wa_buf_json_string(&b, from, strlen(from));
+		wa_buf_puts(&b, "}],");
+	}
+	wa_buf_puts(&b, "\"messages\":[");
+	if (msg != NULL)
+		wa_buf_puts(&b, wa_json_text(msg));
+	else {
+		wa_buf_puts(&b, "{\"from\":");
+		wa_buf_json_string(&b, from, strlen(from));
+		wa_buf_puts(&b, ",\"id\":");
+		wa_buf_json_string(&b, wamid, strlen(wamid));
+		wa_buf_printf(&b, ",\"timestamp\":\"%lld\",\"text\":"
+		    "{\"body\":", secs);
+		wa_buf_json_string(&b, text, strlen(text));
+		wa_buf_puts(&b, "},\"type\":\"text\"}");
+	}
+	wa_buf_puts(&b, "]");
+	wa_hooks_add_value(f->c.hooks, t, pnid, b.s, b.len);
+	wa_buf_free(&b);
+}
+
 /*
  * Under the lock: the statuses of an accepted message. Each comes a
  * random delay after the one before; a reordered read is sent before its
  * delivered, though its timestamp stays the later one, as with Meta.
+ * Returns when the last is due.
  */
-static void
+static int64_t
 statuses(struct wa_fake *f, const struct req *q, const char *wamid,
     long fail)
 {
@@ -616,7 +727,7 @@ statuses(struct wa_fake *f, const struct req *q, const char *wamid,
 		fail = unit(f) < 0.5 ? 131026 : 131049;
 	if (fail >= 0) {
 		status(f, q, wamid, "failed", dlv, dlv, fail);
-		return;
+		return dlv;
 	}
 	read = f->c.read_rate > 0 && unit(f) < f->c.read_rate;
 	if (read && f->c.reorder_rate > 0 && unit(f) < f->c.reorder_rate) {
@@ -627,6 +738,7 @@ statuses(struct wa_fake *f, const struct req *q, const char *wamid,
 		if (read)
 			status(f, q, wamid, "read", rd, rd, -1);
 	}
+	return read ? rd : dlv;
 }
 
 /* Under the lock: the fate of a valid request. */
@@ -637,8 +749,9 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	struct wa_buf key = { 0 };
 	struct number *num;
 	struct ent *pair = NULL, *once;
-	unsigned char id[16];
-	int64_t now = wa_now_ns();
+	const char *reply = NULL;
+	char in[64];
+	int64_t now = wa_now_ns(), last;
 	long fail = -1;
 	double r, sum;
 	size_t i;
@@ -680,6 +793,9 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	case WA_FAKE_LOST:
 		v->lost = 1;
 		break;
+	case WA_FAKE_REPLY:
+		reply = s->text;
+		break;
 	default:
 		r = unit(f);
 		for (i = 0, sum = 0; i < f->c.nerrates; i++)
@@ -712,15 +828,13 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 		pair->t = now;
 	}
 	throughput_take(f, num, now);
-	memcpy(id, f->run, 8);
-	for (i = 0, f->serial++; i < 8; i++)
-		id[8 + i] = f->serial >> (56 - 8 * i);
-	wa_buf_puts(&key, "wamid.");
-	base64(&key, id, sizeof id);
-	snprintf(v->wamid, sizeof v->wamid, "%s", key.s);
-	wa_buf_free(&key);
-	if (f->c.hooks != NULL)
-		statuses(f, q, v->wamid, fail);
+	new_wamid(f, v->wamid);
+	if (f->c.hooks != NULL) {
+		last = statuses(f, q, v->wamid, fail);
+		if (reply != NULL)
+			inbound(f, q->pnid, q->to, reply, NULL,
+			    last + hook_delay(f), in);
+	}
 	v->outcome = v->lost ? DROP : SENT;
 }
 
@@ -795,6 +909,9 @@ render(const struct req *q, const struct verdict *v, struct wa_fake_reply *r)
 	} else if (v->code >= 0) {
 		r->http = http_of(v->code);
 		error_body(&r->body, v->code, v->mojibake);
+	} else if (v->outcome == INBOUND) {
+		wa_buf_printf(&r->body, "{\"messaging_product\":\"whatsapp\","
+		    "\"messages\":[{\"id\":\"%s\"}]}", v->wamid);
 	} else {
 		wa_buf_puts(&r->body, "{\"messaging_product\":\"whatsapp\","
 		    "\"contacts\":[{\"input\":");
@@ -888,7 +1005,10 @@ wa_fake_handle(struct wa_fake *f, const char *method, const char *url,
 	if (f->c.jitter_ms > 0)
 		v.delay_ms += (int64_t)(unit(f) * (2 * f->c.jitter_ms + 1)) -
 		    f->c.jitter_ms;
-	if (v.code < 0 && v.outcome != DOWN)
+	if (v.code < 0 && v.outcome != DOWN && q.inbound) {
+		v.outcome = INBOUND;
+		inbound(f, q.pnid, q.to, q.text, q.msg, wa_now_ms(), v.wamid);
+	} else if (v.code < 0 && v.outcome != DOWN)
 		decide(f, &q, &v);
 	if (v.outcome == SENT || v.lost)
 		f->st.sent++;
@@ -922,8 +1042,10 @@ wa_fake_free(struct wa_fake *f, struct wa_fake_stats *st)
 	}
 	table_free(&f->pairs);
 	table_free(&f->once);
-	for (i = 0; i < f->c.nscripts; i++)
+	for (i = 0; i < f->c.nscripts; i++) {
 		free(f->c.scripts[i].suffix);
+		free(f->c.scripts[i].text);
+	}
 	for (i = 0; i < f->c.ntemplates; i++)
 		free(f->c.templates[i]);
 	free(f->c.scripts);

@@ -2,9 +2,11 @@
  * fake/fakeapi.h: what wa-fake-api answers to a send, as Meta's Cloud API
  * would: validation, the bearer token, throughput and pair-rate limits,
  * scripted and random faults, wamids, the request log and the status
- * webhooks of each accepted message. fakeapi.c has no HTTP: it takes a
- * whole request and says what to answer, when, or whether to close the
- * connection instead; fakeserve.c serves that over libmicrohttpd.
+ * webhooks of each accepted message; and, for rehearsals, inbound
+ * messages on demand (POST /{version}/{phone_number_id}/inbound).
+ * fakeapi.c has no HTTP: it takes a whole request and says what to
+ * answer, when, or whether to close the connection instead; fakeserve.c
+ * serves that over libmicrohttpd.
  */
 #ifndef WA_FAKE_FAKEAPI_H
 #define WA_FAKE_FAKEAPI_H
@@ -26,13 +28,15 @@ enum wa_fake_act {
 	WA_FAKE_SLOW,		/* answer after ms */
 	WA_FAKE_FAIL,		/* accepted, then a failed webhook (code) */
 	WA_FAKE_LOST,		/* accepted, then close without answering */
-	WA_FAKE_MOJIBAKE	/* code, with a long message in bad UTF-8 */
+	WA_FAKE_MOJIBAKE,	/* code, with a long message in bad UTF-8 */
+	WA_FAKE_REPLY		/* accepted; then the person writes text */
 };
 
 struct wa_fake_script {
 	char		*suffix;
 	int		 act;
 	long		 arg;		/* the code, status or ms */
+	char		*text;		/* reply: what the person writes */
 };
 
 struct wa_fake_errate {

@@ -3,7 +3,8 @@
  * until their time, then in a ready queue until a batch is full or the
  * oldest has lingered long enough; a batch becomes one POST, grouped by
  * phone number into changes[] of one entry[], signed over the exact bytes
- * sent. A POST that is not answered 200 (or cannot connect) goes back,
+ * sent. An inbound message waits and goes the same way, in a change of
+ * its own. A POST that is not answered 200 (or cannot connect) goes back,
  * whole and unchanged, into a retry heap with exponential backoff; it is
  * never dropped before wa_hooks_stop, which counts what is left.
  */
@@ -27,6 +28,7 @@ struct status {
 	struct wa_heap_item h;		/* due: wa_now_ms time */
 	const char	*pnid;		/* inside text, after the status */
 	size_t		 len;
+	int		 own;		/* a change's value of its own */
 	char		 text[];	/* the statuses[] element, NUL, pnid */
 };
 
@@ -76,7 +78,28 @@ by_number(const void *a, const void *b)
 	const struct status *y = *(struct status *const *)b;
 	int c = strcmp(x->pnid, y->pnid);
 
+	if (c == 0)
+		c = x->own - y->own;
 	return c ? c : x->h.seq < y->h.seq ? -1 : 1;
+}
+
+/* Starts the change of s: its value up to the statuses, or its own. */
+static void
+open_change(struct wa_hooks *h, struct wa_buf *b, const struct status *s)
+{
+	wa_buf_puts(b, "{\"value\":{\"messaging_product\":\"whatsapp\","
+	    "\"metadata\":{\"display_phone_number\":");
+	wa_buf_json_string(b, h->c.display_phone, strlen(h->c.display_phone));
+	wa_buf_puts(b, ",\"phone_number_id\":");
+	wa_buf_json_string(b, s->pnid, strlen(s->pnid));
+	wa_buf_puts(b, s->own ? "}," : "},\"statuses\":[");
+}
+
+static void
+close_change(struct wa_buf *b, const struct status *s)
+{
+	wa_buf_puts(b, s->own ? "},\"field\":\"messages\"}" :
+	    "]},\"field\":\"messages\"}");
 }
 
 /* Takes up to c.batch ready statuses into one body. */
@@ -95,22 +118,19 @@ build(struct wa_hooks *h)
 	wa_buf_json_string(b, h->c.waba_id, strlen(h->c.waba_id));
 	wa_buf_puts(b, ",\"changes\":[");
 	for (i = 0; i < n; i++) {
-		if (i == 0 || strcmp(s[i]->pnid, s[i - 1]->pnid) != 0) {
-			if (i > 0)
-				wa_buf_puts(b, "]},\"field\":\"messages\"},");
-			wa_buf_puts(b, "{\"value\":{\"messaging_product\":"
-			    "\"whatsapp\",\"metadata\":{"
-			    "\"display_phone_number\":");
-			wa_buf_json_string(b, h->c.display_phone,
-			    strlen(h->c.display_phone));
-			wa_buf_puts(b, ",\"phone_number_id\":");
-			wa_buf_json_string(b, s[i]->pnid, strlen(s[i]->pnid));
-			wa_buf_puts(b, "},\"statuses\":[");
+		if (i == 0 || s[i]->own || s[i - 1]->own ||
+		    strcmp(s[i]->pnid, s[i - 1]->pnid) != 0) {
+			if (i > 0) {
+				close_change(b, s[i - 1]);
+				wa_buf_add(b, ",", 1);
+			}
+			open_change(h, b, s[i]);
 		} else
 			wa_buf_add(b, ",", 1);
 		wa_buf_add(b, s[i]->text, s[i]->len);
 	}
-	wa_buf_puts(b, "]},\"field\":\"messages\"}]}]}");
+	close_change(b, s[n - 1]);
+	wa_buf_puts(b, "]}]}");
 	for (i = 0; i < n; i++)
 		free(s[i]);
 	wa_hmac_signature(h->c.secret, b->s, b->len, p->sig);
@@ -325,10 +345,10 @@ wa_hooks_start(const struct wa_hooks_conf *c)
 	return h;
 }
 
-/* Queues one statuses[] element of phone number pnid, due at wa_now_ms. */
-void
-wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
-    const char *status, size_t len)
+/* Queues one item of phone number pnid, due at wa_now_ms time due. */
+static void
+add(struct wa_hooks *h, int64_t due, const char *pnid, const char *status,
+    size_t len, int own)
 {
 	size_t pn = strlen(pnid);
 	struct status *s = wa_alloc(sizeof *s + len + pn + 2);
@@ -338,6 +358,7 @@ wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
 	memcpy(s->text + len + 1, pnid, pn);
 	s->pnid = s->text + len + 1;
 	s->len = len;
+	s->own = own;
 	s->h.due = due;
 	pthread_mutex_lock(&h->mu);
 	wa_heap_push(&h->waiting, &s->h);
@@ -347,6 +368,21 @@ wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
 	pthread_mutex_unlock(&h->mu);
 	if (wake)
 		curl_multi_wakeup(h->multi);
+}
+
+/* Queues one statuses[] element of phone number pnid, due at wa_now_ms. */
+void
+wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
+    const char *status, size_t len)
+{
+	add(h, due, pnid, status, len, 0);
+}
+
+void
+wa_hooks_add_value(struct wa_hooks *h, int64_t due, const char *pnid,
+    const char *value, size_t len)
+{
+	add(h, due, pnid, value, len, 1);
 }
 
 static void

@@ -1,9 +1,10 @@
 /*
  * fake/hooks.h: sends status webhooks the way Meta does: statuses batched
- * into the Cloud API's envelope, each POST signed with X-Hub-Signature-256,
- * retried with exponential backoff until the receiver answers 200. A
- * thread of its own does the sending (libcurl multi), so adding a status
- * never blocks. Programs using it link libcurl and libcrypto.
+ * into the Cloud API's envelope (and inbound messages, a change each),
+ * each POST signed with X-Hub-Signature-256, retried with exponential
+ * backoff until the receiver answers 200. A thread of its own does the
+ * sending (libcurl multi), so adding a status never blocks. Programs
+ * using it link libcurl and libcrypto.
  */
 #ifndef WA_FAKE_HOOKS_H
 #define WA_FAKE_HOOKS_H
@@ -28,14 +29,21 @@ struct wa_hooks_conf {
 
 struct wa_hooks_stats {
 	uint64_t	posts;		/* attempts */
-	uint64_t	delivered;	/* statuses in POSTs answered 200 */
-	uint64_t	undelivered;	/* statuses dropped by wa_hooks_stop */
+	uint64_t	delivered;	/* items in POSTs answered 200 */
+	uint64_t	undelivered;	/* items dropped by wa_hooks_stop */
 };
 
 struct wa_hooks;
 struct wa_hooks *wa_hooks_start(const struct wa_hooks_conf *c);
 void wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
     const char *status, size_t len);
+/*
+ * Queues a change of its own for phone number pnid, due at wa_now_ms
+ * time due: its value is messaging_product, metadata and then value
+ * (len bytes of JSON members, such as "contacts":[...],"messages":[...]).
+ */
+void wa_hooks_add_value(struct wa_hooks *h, int64_t due, const char *pnid,
+    const char *value, size_t len);
 void wa_hooks_stop(struct wa_hooks *h, struct wa_hooks_stats *st);
 
 #endif

@@ -10,6 +10,12 @@
  * one statement is one transaction. A row in sending or unknown that gets
  * any status leaves rank 0 through the same guard, which settles it.
  *
+ * The same statement adds to suppressions the senders of the batch's
+ * inbound texts whose word (records/status.h) is an opt-out keyword,
+ * for the number they wrote to: ON CONFLICT DO NOTHING, so a body
+ * applied again (a batch resent after Postgres went away) adds nobody
+ * twice and keeps the first reason and time.
+ *
  * Kept statuses are retried by a second statement, run only while some
  * may match: it moves those whose row has appeared onto it, through the
  * same update. A row that a status moves to sent, delivered or read has
@@ -19,7 +25,10 @@
  * Postgres gone is waited for with pg/pg.h's policy (the spool's lock
  * taken again on the new session), then the program exits 69. A batch
  * Postgres refuses for its data is applied in halves until the status at
- * fault is alone; it is reported, and the checkpoint moves past it.
+ * fault is alone; it is reported, and the checkpoint moves past it,
+ * with the batch's opt-outs (their values are checked where they enter;
+ * if Postgres refuses them still, they go one by one, and those it
+ * refuses are reported too).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,10 +90,17 @@ static const char *apply_sql =
     "  SELECT $7::text, $8::bigint, $9::bigint WHERE $7::text IS NOT NULL"
     "  ON CONFLICT (spool) DO UPDATE SET segment = excluded.segment,"
     "   byte_offset = excluded.byte_offset, updated_at = now()"
-    "  RETURNING 1)"
+    "  RETURNING 1),"
+    " opt AS (INSERT INTO suppressions (scope, phone, reason)"
+    "  SELECT o.scope, o.phone, 'inbound \"' || o.said || '\"'"
+    "  FROM unnest($10::text[], $11::text[], $12::text[], $13::text[])"
+    "   AS o(scope, phone, said, word)"
+    "  WHERE o.word IN (SELECT lower(k.keyword) FROM optout_keywords k)"
+    "  ON CONFLICT DO NOTHING RETURNING 1)"
     " SELECT status, lag FROM upd"
     " UNION ALL SELECT 'kept', count(*) FROM kept"
-    " UNION ALL SELECT 'checkpoint', count(*) FROM ck";
+    " UNION ALL SELECT 'checkpoint', count(*) FROM ck"
+    " UNION ALL SELECT 'optout', count(*) FROM opt";
 
 static const char *retry_sql =
     "WITH old AS (SELECT u.wamid, u.status, coalesce(u.recipient_id,"
@@ -143,6 +159,31 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 			wa_pg_array_null(&a[5]);
 	}
 	for (i = 0; i < 6; i++)
+		wa_pg_array_end(&a[i]);
+}
+
+/*
+ * Four array literals in a[0..3]: the scope, phone, text and word of
+ * the inbound texts lo to hi of b.
+ */
+static void
+texts(const struct wa_status_batch *b, size_t lo, size_t hi,
+    struct wa_buf *a)
+{
+	const struct wa_inbound *t;
+	size_t k;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		wa_pg_array_start(&a[i]);
+	for (k = lo; k < hi; k++) {
+		t = &b->in[k];
+		wa_pg_array_add(&a[0], b->str.s + t->scope, t->scope_len);
+		wa_pg_array_add(&a[1], b->str.s + t->phone, t->phone_len);
+		wa_pg_array_add(&a[2], b->str.s + t->said, t->said_len);
+		wa_pg_array_add(&a[3], b->str.s + t->word, t->word_len);
+	}
+	for (i = 0; i < 4; i++)
 		wa_pg_array_end(&a[i]);
 }
 
@@ -249,7 +290,8 @@ submit(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	PGconn *conn = ready(k, "wa_status_apply", apply_sql, 0);
 
-	PQsendQueryPrepared(conn, "wa_status_apply", 9, b->p, NULL, NULL, 0);
+	PQsendQueryPrepared(conn, "wa_status_apply", 13, b->p, NULL, NULL,
+	    0);
 	b->t0 = wa_now_ns();
 }
 
@@ -261,8 +303,11 @@ send_batch(struct wa_status_sink *k, struct wa_status_batch *b,
 	int i;
 
 	arrays(b, 0, b->n, b->arr);
+	texts(b, 0, b->nin, b->arr + 6);
 	for (i = 0; i < 6; i++)
 		b->p[i] = b->arr[i].s;
+	for (i = 0; i < 4; i++)
+		b->p[9 + i] = b->arr[6 + i].s;
 	snprintf(b->num[0], sizeof b->num[0], "%lld", seg);
 	snprintf(b->num[1], sizeof b->num[1], "%lld", off);
 	b->spool = spool;
@@ -292,6 +337,8 @@ tally(PGresult *res, struct wa_status_result *r, struct wa_metric *lag)
 			r->kept += atoll(PQgetvalue(res, i, 1));
 		else if (strcmp(what, "matched") == 0)
 			r->matched += atoll(PQgetvalue(res, i, 1));
+		else if (strcmp(what, "optout") == 0)
+			r->optouts += atoll(PQgetvalue(res, i, 1));
 	}
 }
 
@@ -306,6 +353,8 @@ static void
 split(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
     size_t hi)
 {
+	if (hi == lo)
+		return;
 	if (hi - lo > 1) {
 		apply_range(k, b, lo, lo + (hi - lo) / 2);
 		apply_range(k, b, lo + (hi - lo) / 2, hi);
@@ -320,7 +369,7 @@ apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
     size_t hi)
 {
 	struct wa_buf a[6] = { { 0 } };
-	const char *p[9];
+	const char *p[13];
 	PGresult *res;
 	int i;
 
@@ -328,13 +377,44 @@ apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
 	for (i = 0; i < 6; i++)
 		p[i] = a[i].s;
 	p[6] = p[7] = p[8] = NULL;
-	if ((res = run(k, apply_sql, 9, p)) == NULL)
+	p[9] = p[10] = p[11] = p[12] = "{}";
+	if ((res = run(k, apply_sql, 13, p)) == NULL)
 		split(k, b, lo, hi);
 	else {
 		tally(res, &k->total, k->lag);
 		PQclear(res);
 	}
 	for (i = 0; i < 6; i++)
+		wa_buf_free(&a[i]);
+}
+
+/*
+ * The opt-outs of b were refused with the checkpoint: applies them one
+ * by one, reporting those refused.
+ */
+static void
+optouts(struct wa_status_sink *k, struct wa_status_batch *b)
+{
+	struct wa_buf a[4] = { { 0 } };
+	const char *p[13] = { "{}", "{}", "{}", "{}", "{}", "{}" };
+	PGresult *res;
+	size_t j;
+	int i;
+
+	for (j = 0; j < b->nin; j++) {
+		texts(b, j, j + 1, a);
+		for (i = 0; i < 4; i++)
+			p[9 + i] = a[i].s;
+		if ((res = run(k, apply_sql, 13, p)) == NULL) {
+			if (k->refused != NULL)
+				k->refused(b->in[j].lineno,
+				    wa_pg_error(k->db));
+		} else {
+			tally(res, &k->total, k->lag);
+			PQclear(res);
+		}
+	}
+	for (i = 0; i < 4; i++)
 		wa_buf_free(&a[i]);
 }
 
@@ -365,10 +445,19 @@ wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 		last = NULL;
 		if (again == 0 && wa_pg_data_error(k->db)) {
 			split(k, b, 0, b->n);
-			/* Then the checkpoint alone, past the batch. */
-			last = run(k, apply_sql, 9, (const char *const[]){
+			/* Then the checkpoint, past the batch, and the
+			   batch's opt-outs. */
+			last = run(k, apply_sql, 13, (const char *const[]){
 			    "{}", "{}", "{}", "{}", "{}", "{}", b->p[6],
-			    b->p[7], b->p[8] });
+			    b->p[7], b->p[8], b->p[9], b->p[10], b->p[11],
+			    b->p[12] });
+			if (last == NULL && b->nin > 0) {
+				optouts(k, b);
+				last = run(k, apply_sql, 13, (const char
+				    *const[]){ "{}", "{}", "{}", "{}", "{}",
+				    "{}", b->p[6], b->p[7], b->p[8], "{}",
+				    "{}", "{}", "{}" });
+			}
 			if (last == NULL)
 				gone(k);
 			break;

@@ -10,8 +10,16 @@
  * id too; the id wins, as it holds even when the wamid was never recorded.
  * Meta's oddities are tolerated: recipient_id missing, timestamps as
  * numbers or strings, unknown status values, value.errors with no
- * message, other fields and inbound messages are counted, logged the
- * first time (system errors every time), and skipped.
+ * message, other fields and inbound messages that are not texts are
+ * counted, logged the first time (system errors every time), and
+ * skipped.
+ *
+ * An inbound text (value.messages[], "type":"text") may be an opt-out:
+ * its sender ("+" and "from"), the number it came to
+ * (value.metadata.phone_number_id) and its body trimmed of white space
+ * and folded to lower case (Unicode, through the C library) go into the
+ * batch when the body is short enough to be a keyword; Postgres looks the
+ * word up in optout_keywords. The text itself is never logged.
  *
  * What Postgres would refuse is refused here, before a batch holds it: a
  * timestamp that is not a time (not finite, below zero, past the year
@@ -20,9 +28,11 @@
  * to 512 bytes on a character boundary.
  */
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wctype.h>
 
 #include "core/buf.h"
 #include "core/err.h"
@@ -257,6 +267,183 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	return NULL;
 }
 
+/* The code point of the n-byte UTF-8 sequence at s (n from wa_utf8_len). */
+static uint32_t
+decode(const unsigned char *s, size_t n)
+{
+	uint32_t c;
+	size_t i;
+
+	if (n == 1)
+		return s[0];
+	c = s[0] & (0x7f >> n);
+	for (i = 1; i < n; i++)
+		c = c << 6 | (s[i] & 0x3f);
+	return c;
+}
+
+static void
+encode(struct wa_buf *b, uint32_t c)
+{
+	char u[4];
+
+	if (c < 0x80) {
+		u[0] = c;
+		wa_buf_add(b, u, 1);
+	} else if (c < 0x800) {
+		u[0] = 0xc0 | c >> 6;
+		u[1] = 0x80 | (c & 0x3f);
+		wa_buf_add(b, u, 2);
+	} else if (c < 0x10000) {
+		u[0] = 0xe0 | c >> 12;
+		u[1] = 0x80 | (c >> 6 & 0x3f);
+		u[2] = 0x80 | (c & 0x3f);
+		wa_buf_add(b, u, 3);
+	} else {
+		u[0] = 0xf0 | c >> 18;
+		u[1] = 0x80 | (c >> 12 & 0x3f);
+		u[2] = 0x80 | (c >> 6 & 0x3f);
+		u[3] = 0x80 | (c & 0x3f);
+		wa_buf_add(b, u, 4);
+	}
+}
+
+/* The C library's lower case for c, when it is a character; else c. */
+static uint32_t
+lower(uint32_t c)
+{
+	static locale_t loc;
+	static int tried;
+	wint_t l;
+
+	if (!tried) {
+		tried = 1;
+		loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	}
+	if (c < 0x80 || loc == (locale_t)0)
+		return c >= 'A' && c <= 'Z' ? c + 32 : c;
+	l = towlower_l(c, loc);
+	if (l == WEOF || l > 0x10ffff || (l >= 0xd800 && l <= 0xdfff) ||
+	    l == 0)
+		return c;
+	return l;
+}
+
+void
+wa_status_fold(struct wa_buf *out, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i, k;
+
+	for (i = 0; i < n; i += k)
+		if ((k = wa_utf8_len(u + i, n - i)) == 0) {
+			k = 1;
+			wa_buf_add(out, "?", 1);
+		} else
+			encode(out, lower(decode(u + i, k)));
+}
+
+/* White space around a keyword: ASCII's, no-break and Unicode spaces. */
+static int
+space(uint32_t c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0 ||
+	    c == 0x1680 || (c >= 0x2000 && c <= 0x200b) || c == 0x2028 ||
+	    c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000 ||
+	    c == 0xfeff;
+}
+
+/* s (n bytes, UTF-8) without white space around it; its length in *n. */
+static const char *
+trim(const char *s, size_t *n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i, k, last = 0, first = *n;
+
+	for (i = 0; i < *n; i += k) {
+		k = wa_utf8_len(u + i, *n - i);
+		if (!space(decode(u + i, k))) {
+			if (first == *n)
+				first = i;
+			last = i + k;
+		}
+	}
+	*n = first < last ? last - first : 0;
+	return s + (first < last ? first : 0);
+}
+
+/*
+ * The string at o's key when it is 1 to max digits and nothing else,
+ * else NULL.
+ */
+static const char *
+digits(struct json_object *o, const char *key, size_t max)
+{
+	const char *s = wa_json_str(o, key);
+	size_t n;
+
+	if (s == NULL || (n = strlen(s)) == 0 || n > max ||
+	    strspn(s, "0123456789") != n ||
+	    (size_t)json_object_get_string_len(wa_json_get(o, key)) != n)
+		return NULL;
+	return s;
+}
+
+static size_t
+put(struct wa_status_batch *b, const char *s, size_t n)
+{
+	size_t at = b->str.len;
+
+	wa_buf_add(&b->str, s, n);
+	return at;
+}
+
+/*
+ * Inbound message m of the change whose phone_number_id is pnid (NULL:
+ * none): a text short enough to be a keyword goes into the batch; one
+ * that is not a text, or lacks its sender or number, is counted odd.
+ */
+static void
+inbound(struct wa_status_batch *b, struct json_object *m, const char *pnid,
+    const char *where, unsigned long lineno)
+{
+	const char *from = digits(m, "from", 15), *type, *text;
+	struct wa_inbound *in;
+	size_t n;
+
+	type = wa_json_str(m, "type");
+	text = wa_json_str(m, "text.body");
+	if (pnid == NULL || from == NULL || type == NULL ||
+	    strcmp(type, "text") != 0 || text == NULL ||
+	    (n = strlen(text)) != (size_t)json_object_get_string_len(
+	    wa_json_get(m, "text.body")) || !wa_utf8_valid(text, n)) {
+		odd(b, WA_ODD_MESSAGE, where, lineno, "an inbound message "
+		    "that is not a text with \"from\" and a phone_number_id",
+		    NULL);
+		return;
+	}
+	b->texts++;
+	text = trim(text, &n);
+	if (n == 0 || n > WA_INBOUND_MAX)
+		return;
+	if (b->nin == b->incap) {
+		b->incap = b->incap ? 2 * b->incap : 64;
+		b->in = wa_realloc(b->in, b->incap * sizeof *b->in);
+	}
+	in = &b->in[b->nin++];
+	in->lineno = lineno;
+	in->scope_len = strlen(pnid);
+	in->scope = put(b, pnid, in->scope_len);
+	in->phone = put(b, "+", 1);
+	in->phone_len = 1 + strlen(from);
+	put(b, from, in->phone_len - 1);
+	in->said_len = n;
+	in->said = put(b, text, n);
+	in->word = b->str.len;
+	wa_status_fold(&b->str, text, n);
+	in->word_len = b->str.len - in->word;
+}
+
 static const char *
 change(struct wa_status_batch *b, struct json_object *ch, const char *where,
     unsigned long lineno)
@@ -278,8 +465,9 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 				why = w;
 	if ((a = array(ch, "value.messages")) != NULL)
 		for (i = 0; i < json_object_array_length(a); i++)
-			odd(b, WA_ODD_MESSAGE, where, lineno,
-			    "an inbound message", NULL);
+			inbound(b, json_object_array_get_idx(a, i), digits(
+			    wa_json_get(ch, "value.metadata"),
+			    "phone_number_id", 64), where, lineno);
 	if ((a = array(ch, "value.errors")) != NULL)
 		for (i = 0; i < json_object_array_length(a); i++) {
 			e = json_object_array_get_idx(a, i);
@@ -382,6 +570,7 @@ void
 wa_status_clear(struct wa_status_batch *b)
 {
 	b->n = 0;
+	b->nin = 0;
 	b->str.len = 0;
 }
 
@@ -391,7 +580,8 @@ wa_status_free(struct wa_status_batch *b)
 	int i;
 
 	free(b->v);
+	free(b->in);
 	wa_buf_free(&b->str);
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 10; i++)
 		wa_buf_free(&b->arr[i]);
 }

@@ -1,7 +1,9 @@
 /*
  * records/status.h: the statuses in Meta's webhook bodies, gathered into
  * a batch and reduced to one per message (the highest rank), ready for
- * pg/statusdb.h to apply with one statement.
+ * pg/statusdb.h to apply with one statement; and the inbound texts of the
+ * same bodies that may be opt-outs (a keyword of optout_keywords), which
+ * the same statement looks up.
  */
 #ifndef WA_RECORDS_STATUS_H
 #define WA_RECORDS_STATUS_H
@@ -22,7 +24,8 @@ enum {
 enum {
 	WA_ODD_MALFORMED,	/* a status without id or status */
 	WA_ODD_SYSTEM_ERROR,	/* value.errors: no message to tie it to */
-	WA_ODD_MESSAGE,		/* value.messages: inbound messages */
+	WA_ODD_MESSAGE,		/* inbound messages that are not a text
+				   with "from" and a phone_number_id */
 	WA_ODD_FIELD,		/* changes of another field (templates, ...) */
 	WA_ODD_OBJECT,		/* not a whatsapp_business_account body */
 	WA_ODD_N
@@ -42,15 +45,35 @@ struct wa_status {
 	unsigned long	 lineno;	/* of the body it came from */
 };
 
+/*
+ * An inbound text short enough to be an opt-out keyword, its parts in
+ * the batch's str: scope, metadata.phone_number_id (digits); phone, "+"
+ * and "from" (1 to 15 digits); said, the text trimmed of white space
+ * (1 to WA_INBOUND_MAX bytes); word, said with every character in lower
+ * case (at most twice as long). All UTF-8 without NUL.
+ */
+struct wa_inbound {
+	size_t		 scope, scope_len;
+	size_t		 phone, phone_len;
+	size_t		 said, said_len;
+	size_t		 word, word_len;
+	unsigned long	 lineno;
+};
+#define WA_INBOUND_MAX 64	/* a longer text is no keyword */
+
 struct wa_status_batch {
 	struct wa_status *v;
 	size_t		 n;
 	size_t		 cap;
-	struct wa_buf	 str;		/* the strings of v */
+	struct wa_inbound *in;		/* inbound texts, nin of them */
+	size_t		 nin;
+	size_t		 incap;
+	struct wa_buf	 str;		/* the strings of v and in */
 	uint64_t	 seen[WA_ST_N];	/* totals since the start */
 	uint64_t	 odd[WA_ODD_N];
-	struct wa_buf	 arr[6];	/* the batch as array parameters */
-	const char	*p[9];		/* the statement's parameters */
+	uint64_t	 texts;		/* inbound texts read */
+	struct wa_buf	 arr[10];	/* the batch as array parameters */
+	const char	*p[13];		/* the statement's parameters */
 	char		 num[2][24];
 	const char	*spool;
 	int64_t		 t0;		/* when it was sent */
@@ -61,17 +84,24 @@ struct wa_status_result {
 	long long	 applied[4];	/* by status, in wa_st_names order */
 	long long	 kept;		/* statuses put in unmatched_statuses */
 	long long	 matched;	/* kept ones whose row has appeared */
+	long long	 optouts;	/* people added to suppressions */
 };
 
 /*
- * Adds the statuses of one parsed body (records/json.h: wa_json_parse,
- * flags 0); where, lineno: for messages. Returns NULL, or why a status
- * was left out (a timestamp that is not a time Postgres takes): the line
- * is then to be rejected, though its other statuses are in the batch.
+ * Adds the statuses and inbound texts of one parsed body
+ * (records/json.h: wa_json_parse, flags 0); where, lineno: for messages.
+ * Returns NULL, or why a status was left out (a timestamp that is not a
+ * time Postgres takes): the line is then to be rejected, though its
+ * other statuses are in the batch.
  */
 const char *wa_status_walk(struct wa_status_batch *b,
     struct json_object *body, const char *where, unsigned long lineno);
 void wa_status_reduce(struct wa_status_batch *b);
+/*
+ * Appends s (n bytes of UTF-8) to out with every character in lower
+ * case, as far as the C library's C.UTF-8 locale knows (else ASCII).
+ */
+void wa_status_fold(struct wa_buf *out, const char *s, size_t n);
 void wa_status_clear(struct wa_status_batch *b);
 void wa_status_free(struct wa_status_batch *b);
 
