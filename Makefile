@@ -22,6 +22,15 @@ O = build
 BIN = bin
 
 CFLAGS ?= -O2 -g
+# C++, for lib/records/numplan.cc alone (libphonenumber): the compiler
+# that goes with CC (g++ for gcc, clang++ for clang, c++ for cc) and
+# CFLAGS as given, unless told otherwise.
+ifeq ($(origin CXX),default)
+CXX = $(if $(filter cc,$(CC)),c++,$(subst clang,clang++,$(subst gcc,g++,$(CC))))
+endif
+ifeq ($(origin CXXFLAGS),undefined)
+CXXFLAGS := $(CFLAGS)
+endif
 SANFLAGS =
 # Warnings are errors in a git checkout (development, CI), but not for
 # whoever builds a release with a newer compiler than ours: there a new
@@ -29,6 +38,7 @@ SANFLAGS =
 # otherwise.
 WERROR = $(if $(wildcard .git),-Werror)
 override CFLAGS += -std=c11 -Wall -Wextra $(WERROR) $(SANFLAGS)
+override CXXFLAGS += -std=c++17 -Wall -Wextra $(WERROR) $(SANFLAGS)
 override CPPFLAGS += -D_GNU_SOURCE -Ilib -MMD -MP \
 	$(shell $(PKG_CONFIG) --cflags json-c libpq libcurl libmicrohttpd)
 override LDFLAGS += $(SANFLAGS)
@@ -38,9 +48,14 @@ PQ = $(shell $(PKG_CONFIG) --libs libpq)
 CURL = $(shell $(PKG_CONFIG) --libs libcurl)
 MHD = $(shell $(PKG_CONFIG) --libs libmicrohttpd) -lpthread
 CRYPTO = $(shell $(PKG_CONFIG) --libs libcrypto)
+# libphonenumber (C++, no .pc file): records/numplan.cc's.
+PHONE = -lphonenumber
 
 # What each program links besides lib/ and json-c: only what it uses.
-LIBS_wa-campaign = $(PQ)
+# One that uses records/numplan.h (import's numbering plans) is linked
+# by $(CXX), for the C++ runtime: LD_prog.
+LIBS_wa-campaign = $(PQ) $(PHONE)
+LD_wa-campaign = $(CXX)
 LIBS_wa-claim = $(PQ)
 LIBS_wa-record = $(PQ)
 LIBS_wa-reconcile = $(PQ)
@@ -52,11 +67,13 @@ LIBS_wa-webhook = $(MHD) $(CRYPTO)
 
 # lib/ by layer: core (runtime), records (pure parsing and formatting:
 # json-c only), api (the Cloud API: classes, answers, buckets, libcurl),
-# pg (Postgres), spool (the webhook side); fake (the fake Cloud API) goes
+# pg (Postgres), spool (the webhook side); records/numplan.cc is C++
+# (libphonenumber), behind a C header; fake (the fake Cloud API) goes
 # into an archive of its own that only wa-fake-api links.
 LAYERS = core records api pg run spool
 PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 LIBOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c)))
+LIBOBJ += $(patsubst lib/%.cc,$(O)/lib/%.o,$(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.cc)))
 # The schema goes into the programs too, for wa-campaign migrate.
 LIBOBJ += $(O)/gen/schema.o
 FAKEOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/fake/*.c))
@@ -70,6 +87,10 @@ all: $(PROGS:%=$(BIN)/%)
 $(O)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/lib/%.o: lib/%.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
 
 $(O)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
@@ -107,8 +128,8 @@ $(O)/libwafake.a: $(FAKEOBJ)
 .SECONDEXPANSION:
 $(BIN)/%: $(O)/cmd/%.o $$(ARCHIVES_$$*) $(ARCHIVES)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(ARCHIVES_$*) $(ARCHIVES) $(LIBS_$*) \
-	    $(JSON) $(LDLIBS)
+	$(or $(LD_$*),$(CC)) $(LDFLAGS) -o $@ $< $(ARCHIVES_$*) $(ARCHIVES) \
+	    $(LIBS_$*) $(JSON) $(LDLIBS)
 
 # records/ is pure: it compiles with json-c's include path alone, and
 # with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned.
@@ -164,7 +185,7 @@ FUZZ_SECONDS = 60
 FUZZERS = $(patsubst fuzz/%.c,%,$(wildcard fuzz/*.c))
 FUZZ_SAN = -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=all
-FUZZ_LIBS = $(JSON) $(PQ) $(CURL) $(CRYPTO)
+FUZZ_LIBS = $(JSON) $(PQ) $(CURL) $(CRYPTO) $(PHONE)
 
 fuzz: fuzz-build
 	@mkdir -p $(FUZZ_O)/run $(FUZZ_O)/crash
@@ -201,9 +222,11 @@ fuzz-build:
 
 fuzz-bins: $(FUZZERS:%=$(O)/fuzz/%)
 
+# Compiled as C, linked by $(CXX): some link records/numplan.cc.
 $(O)/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(O)/libwa.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(O)/libwa.a \
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@.o $<
+	$(CXX) $(CFLAGS) -fsanitize=fuzzer -o $@ $@.o $(O)/libwa.a \
 	    $(FUZZ_LIBS) $(LDLIBS)
 
 demo: deps all

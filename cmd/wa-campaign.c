@@ -14,7 +14,8 @@
  * load, report, figures, export, requeue, setting, migrate). Exits 0 on
  * success, 64 on a usage error or an unknown campaign, 65 when a move
  * or a change is not allowed from the campaign's state or an import or
- * requeue rejected lines, 66 when a file cannot be opened, 69 when
+ * requeue rejected lines (not counting the suppressed numbers an import
+ * skips), 66 when a file cannot be opened, 69 when
  * Postgres fails (an export cut short included), 74 when reading a file
  * or writing the reject file or stdout fails, 75 when a signal cut an
  * import or a requeue short (nothing done).
@@ -179,7 +180,8 @@ import(char **args)
 	if (val[REJECT] != NULL)
 		wa_input_reject_file(&rows.in, val[REJECT]);
 	wa_import_load(db(), args[0], &rows);
-	ret = rows.in.rejected > 0 ? EX_DATAERR : 0;
+	/* Suppressed rows are kept in --reject, but the file had no fault. */
+	ret = rows.in.rejected > rows.nsuppressed ? EX_DATAERR : 0;
 	wa_rows_free(&rows);
 	if (fd != STDIN_FILENO)
 		close(fd);

@@ -7,11 +7,36 @@
  * accepts (records/request.h): an imported row can always be sent. The
  * params go through Postgres's jsonb on the way, which writes a number
  * with an exponent or a fraction as a decimal without one (1e19 as
- * 10000000000000000000): that is done here too.
+ * 10000000000000000000): that is done here too. The second bit of the
+ * first byte checks the numbers against the plans (as the import does):
+ * a row taken then has a zone COPY can carry, or none. Its expiry, when
+ * it has one, is an RFC 3339 timestamp that reads back as itself.
  */
 #include "fuzz.h"
 #include "records/import.h"
 #include "records/request.h"
+#include "records/stamp.h"
+
+/* The zone and expiry of a row taken. */
+static void
+rules(const struct wa_rows *r)
+{
+	char again[WA_STAMP_MAX];
+	size_t n;
+
+	if (!r->plan)
+		PROP(r->tz == NULL);
+	if (r->tz != NULL)
+		PROP(*r->tz != '\0' && strcspn(r->tz, "\t\n\\ ") ==
+		    strlen(r->tz));
+	if (r->expires[0] == '\0')
+		return;
+	n = strlen(r->expires);
+	PROP(n >= 25 && n < WA_STAMP_MAX && r->expires[10] == 'T');
+	PROP(strcspn(r->expires, "\t\n\\") == n);
+	PROP(wa_stamp(r->expires, n, again) == NULL);
+	PROP(strcmp(again, r->expires) == 0);
+}
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -139,6 +164,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (tok == NULL)
 		tok = wa_json_tokener();
 	wa_rows_init(&r, -1, "fuzz", data[0] & 1 ? "44" : NULL);
+	r.plan = (data[0] & 2) != 0;
 	p = (const char *)data + 1;
 	n = size - 1;
 	for (at = 0; at < n; at += len + (nl != NULL)) {
@@ -155,6 +181,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		PROP(r.format == WA_CSV || r.format == WA_NDJSON);
 		PROP(wa_phone_is_e164(r.phone));
+		rules(&r);
 		PROP(r.params.len > 0);
 		PROP(r.params.s[0] == '[' || r.params.s[0] == '{');
 		claimed(&line, &r);

@@ -3,10 +3,35 @@
  * country code (none, or one from a short list); the rest is the number.
  * What it takes comes out as '+' and 7 to 15 digits, not starting with
  * 0, that wa_phone_is_e164 takes and that normalises to itself; what it
- * refuses, it says why.
+ * refuses, it says why. Then the numbering plans (records/numplan.h):
+ * a number they take has a region of two capitals (or "001"), a type
+ * and at most one zone, a name COPY can carry; one they refuse, why.
  */
 #include "fuzz.h"
+#include "records/numplan.h"
 #include "records/phone.h"
+
+/* What import's plan check and zone make of a number in E.164. */
+static void
+plan(const char *e164)
+{
+	struct wa_numplan np;
+	char why[160];
+	const char *z;
+
+	memset(why, 0, sizeof why);
+	if (wa_numplan_check(e164, &np, WA_NUMPLAN_TYPE, why, sizeof why) < 0) {
+		PROP(why[0] != '\0' && memchr(why, '\0', sizeof why));
+		return;
+	}
+	PROP(strcmp(np.region, "001") == 0 || (strlen(np.region) == 2 &&
+	    np.region[0] >= 'A' && np.region[0] <= 'Z' &&
+	    np.region[1] >= 'A' && np.region[1] <= 'Z'));
+	PROP(np.type != NULL && *np.type != '\0');
+	if ((z = wa_zone_of(np.region)) != NULL)
+		PROP(*z != '\0' && strspn(z, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789/_+-") == strlen(z));
+}
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -51,6 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 1; i < n; i++)
 		PROP(out[i] >= '0' && out[i] <= '9');
 	PROP(wa_phone_is_e164(out));
+	plan(out);
 	/* Idempotent, whatever the country code. */
 	PROP(wa_phone_e164(out, n, NULL, again) == NULL);
 	PROP(strcmp(out, again) == 0);

@@ -92,9 +92,10 @@ embedded() {
 	awk -v n="$n" 'BEGIN {
 		print "phone,name,date"
 		for (i = 1; i <= n; i++)
-			printf "+1 555 %07d,Person %d,12 Dec\n", i, i
+			printf "+1 201 %03d %04d,Person %d,12 Dec\n",
+			    555 + int(i / 10000), i % 10000, i
 		print "12345,Too Short,12 Dec"
-		print "+1 555 0000001,Duplicate,12 Dec"
+		print "+1 201 555 0001,Duplicate,12 Dec"
 		print "not a number,Nobody,12 Dec"
 	}' >"$D/recipients.csv"
 	CSV=$D/recipients.csv

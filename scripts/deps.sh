@@ -11,9 +11,12 @@ set -eu
 # (headless); promtool (in prometheus, whose own server a service
 # manager would start on port 9090: the tests never use it) and the node
 # exporter's textfile collector are for tests/25-dashboards.t and
-# tests/91-metrics.t. Those tests skip without them.
-pkgs="gcc make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
-libjson-c-dev libmicrohttpd-dev libssl-dev postgresql postgresql-client
+# tests/91-metrics.t. Those tests skip without them. g++ and
+# libphonenumber-dev build lib/records/numplan.cc (import's numbering
+# plans); tzdata's zone1970.tab gives each recipient's time zone.
+pkgs="gcc g++ make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
+libjson-c-dev libmicrohttpd-dev libssl-dev libphonenumber-dev tzdata
+postgresql postgresql-client
 perl curl jq mandoc procps pv wrk util-linux openssl
 dpkg-dev binutils lintian systemd man-db nginx shellcheck
 chromium prometheus prometheus-node-exporter"

@@ -39,6 +39,7 @@ fi
 export SOURCE_DATE_EPOCH
 export DEB_BUILD_MAINT_OPTIONS=hardening=+all
 CFLAGS=$(dpkg-buildflags --get CFLAGS)
+CXXFLAGS=$(dpkg-buildflags --get CXXFLAGS)
 CPPFLAGS=$(dpkg-buildflags --get CPPFLAGS)
 LDFLAGS=$(dpkg-buildflags --get LDFLAGS)
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null) ||
@@ -50,11 +51,12 @@ sysusersdir=$(pkg-config --variable=sysusersdir systemd 2>/dev/null) ||
 
 say "building with dpkg-buildflags in $B"
 rm -rf "$P"
-make -s -j2 O="$B" BIN="$B/bin" CFLAGS="$CFLAGS" CPPFLAGS="$CPPFLAGS" \
-    LDFLAGS="$LDFLAGS" all
-make -s O="$B" BIN="$B/bin" CFLAGS="$CFLAGS" CPPFLAGS="$CPPFLAGS" \
-    LDFLAGS="$LDFLAGS" DESTDIR="$R" PREFIX=/usr UNITDIR="$unitdir" \
-    TMPFILESDIR="$tmpfilesdir" SYSUSERSDIR="$sysusersdir" install >/dev/null
+make -s -j2 O="$B" BIN="$B/bin" CFLAGS="$CFLAGS" CXXFLAGS="$CXXFLAGS" \
+    CPPFLAGS="$CPPFLAGS" LDFLAGS="$LDFLAGS" all
+make -s O="$B" BIN="$B/bin" CFLAGS="$CFLAGS" CXXFLAGS="$CXXFLAGS" \
+    CPPFLAGS="$CPPFLAGS" LDFLAGS="$LDFLAGS" DESTDIR="$R" PREFIX=/usr \
+    UNITDIR="$unitdir" TMPFILESDIR="$tmpfilesdir" \
+    SYSUSERSDIR="$sysusersdir" install >/dev/null
 
 for f in "$R"/usr/bin/*; do
 	strip --remove-section=.comment --remove-section=.note \

@@ -21,20 +21,20 @@ rows() {
 c=$(new)
 {
 	echo 'phone,name,note'
-	echo '+15550000001,Ana,"12 Dec"'
-	echo '"+1 555 000 0002","Bo, ""the"" boss",x'
+	echo '+12015550001,Ana,"12 Dec"'
+	echo '"+1 201 555 0002","Bo, ""the"" boss",x'
 	echo
-	echo '+15550000003 , Cy , "with, comma" '
-	printf '+15550000004,Dee,tab\tinside\n'
-	echo '+15550000005,Ed,café'
-	echo '+15550000006,Fay'
-	echo '+15550000007,"Gus,x'
-	echo '+15550000008,"Hal"x,y'
-	echo '+15550000009,Ian,ab"c'
+	echo '+12015550003 , Cy , "with, comma" '
+	printf '+12015550004,Dee,tab\tinside\n'
+	echo '+12015550005,Ed,café'
+	echo '+12015550006,Fay'
+	echo '+12015550007,"Gus,x'
+	echo '+12015550008,"Hal"x,y'
+	echo '+12015550009,Ian,ab"c'
 	echo 'not-a-phone,Jo,x'
-	printf '+15550000013,K\377,x\n'
-	echo '+15550000001,Dup,x'
-	printf '+15550000012,Last,x'
+	printf '+12015550013,K\377,x\n'
+	echo '+12015550001,Dup,x'
+	printf '+12015550012,Last,x'
 } >"$T/a.csv"
 wa-campaign import --reject "$T/rej" "$c" "$T/a.csv" >"$T/out" 2>"$T/err"
 is "$?" 65 "rejected rows: exit 65"
@@ -45,20 +45,20 @@ wa-campaign: $T/a.csv:10: text after a closing quote
 wa-campaign: $T/a.csv:11: a quote inside a field that does not start with one
 wa-campaign: $T/a.csv:12: phone 'not-a-phone': a character other than digits, spaces, '-', '.', '(' and ')'
 wa-campaign: $T/a.csv:13: not valid UTF-8 (byte 15)
-wa-campaign: $T/a.csv: 6 imported, 1 skipped as duplicates, 6 rejected" \
+wa-campaign: $T/a.csv: 6 imported, 1 skipped as duplicates, 0 suppressed, 6 rejected" \
     "each bad row by its line number, then the counts"
 is "$(cat "$T/rej")" "$(sed -n '1p;8,13p' "$T/a.csv")" \
     "--reject gets the header and the bad rows, as they were"
 is "$(rows "$c")" 6 "the good rows are imported"
-is "$(params "$c" +15550000001)" '["Ana", "12 Dec"]' \
+is "$(params "$c" +12015550001)" '["Ana", "12 Dec"]' \
     "a duplicate in the file: the first row wins"
-is "$(params "$c" +15550000002)" '["Bo, \"the\" boss", "x"]' \
+is "$(params "$c" +12015550002)" '["Bo, \"the\" boss", "x"]' \
     "quoted fields: commas and \"\" escapes; the phone normalised"
-is "$(params "$c" +15550000003)" '[" Cy ", "with, comma"]' \
+is "$(params "$c" +12015550003)" '[" Cy ", "with, comma"]' \
     "unquoted fields are kept as they are; spaces around quotes go"
-is "$(params "$c" +15550000004)" '["Dee", "tab\tinside"]' "a tab in a field"
-is "$(params "$c" +15550000005)" '["Ed", "café"]' "UTF-8"
-is "$(params "$c" +15550000012)" '["Last", "x"]' "a last line without newline"
+is "$(params "$c" +12015550004)" '["Dee", "tab\tinside"]' "a tab in a field"
+is "$(params "$c" +12015550005)" '["Ed", "café"]' "UTF-8"
+is "$(params "$c" +12015550012)" '["Last", "x"]' "a last line without newline"
 is "$(sql "select string_agg(distinct status || attempt, ',')
     from campaign_recipients where campaign_id = $c")" pending0 \
     "imported rows are pending, attempt 0"
@@ -66,38 +66,38 @@ is "$(sql "select string_agg(distinct status || attempt, ',')
 # The same file again: every good row is a duplicate now.
 wa-campaign import "$c" "$T/a.csv" 2>"$T/err"
 is "$?" 65 "again: still the rejected rows"
-like "$(tail -1 "$T/err")" ": 0 imported, 7 skipped as duplicates, 6 rejected" \
+like "$(tail -1 "$T/err")" ": 0 imported, 7 skipped as duplicates, 0 suppressed, 6 rejected" \
     "duplicates of an earlier import are skipped and counted"
 is "$(rows "$c")" 6 "and never added twice"
 
 # CRLF, a byte order mark, the phone column elsewhere, stdin.
-printf '\357\273\277name, Phone \r\nZoe,+15550000020\r\n\r\n"Y, Z",+15550000021\r\n' |
+printf '\357\273\277name, Phone \r\nZoe,+12015550020\r\n\r\n"Y, Z",+12015550021\r\n' |
     wa-campaign import "$c" - 2>"$T/err"
 is "$?" 0 "CRLF with a BOM from stdin: exit 0"
-is "$(cat "$T/err")" "wa-campaign: <stdin>: 2 imported, 0 skipped as duplicates, 0 rejected" \
+is "$(cat "$T/err")" "wa-campaign: <stdin>: 2 imported, 0 skipped as duplicates, 0 suppressed, 0 rejected" \
     "the summary names stdin"
-is "$(params "$c" +15550000021)" '["Y, Z"]' \
+is "$(params "$c" +12015550021)" '["Y, Z"]' \
     "the phone column may be anywhere, in any case; the others are params"
 
 # NDJSON.
 c=$(new)
 cat >"$T/b.ndjson" <<'EOF'
-{"phone":"+15550000101","params":["a","b"]}
-{"phone":"+1 555 000 0102","params":[1,2.5],"extra":true}
-{"phone":"+15550000103","components":[{"type":"body","parameters":[{"type":"text","text":"x"}]}]}
-{"phone":"+15550000104"}
+{"phone":"+12015550101","params":["a","b"]}
+{"phone":"+1 201 555 0102","params":[1,2.5],"extra":true}
+{"phone":"+12015550103","components":[{"type":"body","parameters":[{"type":"text","text":"x"}]}]}
+{"phone":"+12015550104"}
 
-{"phone":"+15550000105","params":"a"}
+{"phone":"+12015550105","params":"a"}
 {"phone":15550000106}
 {"params":["a"]}
-{"phone":"+15550000108"
-["+15550000109"]
-{"phone":"+15550000110","params":[{"a":1}]}
-{"phone":"+15550000111","params":["a\u0000b"]}
-{"phone":"+15550000101","params":["dup"]}
-{"phone":"+15550000112"} trailing
-{"phone":"+15550000113","components":{"type":"body"}}
-{"phone":"+15550000114","params":["\\u0000 is text"]}
+{"phone":"+12015550108"
+["+12015550109"]
+{"phone":"+12015550110","params":[{"a":1}]}
+{"phone":"+12015550111","params":["a\u0000b"]}
+{"phone":"+12015550101","params":["dup"]}
+{"phone":"+12015550112"} trailing
+{"phone":"+12015550113","components":{"type":"body"}}
+{"phone":"+12015550114","params":["\\u0000 is text"]}
 EOF
 wa-campaign import --reject "$T/rej2" "$c" - <"$T/b.ndjson" 2>"$T/err"
 is "$?" 65 "NDJSON with bad rows: exit 65"
@@ -110,40 +110,41 @@ wa-campaign: <stdin>:11: \"params\" holds something other than strings and numbe
 wa-campaign: <stdin>:12: \\u0000 at byte 37: Postgres keeps no NUL in text
 wa-campaign: <stdin>:14: not valid JSON (text after the object at byte 26)
 wa-campaign: <stdin>:15: \"components\" is not an array
-wa-campaign: <stdin>: 5 imported, 1 skipped as duplicates, 9 rejected" \
+wa-campaign: <stdin>: 5 imported, 1 skipped as duplicates, 0 suppressed, 9 rejected" \
     "each bad line by number, then the counts"
 is "$(cat "$T/rej2")" "$(sed -n '6,12p;14,15p' "$T/b.ndjson")" \
     "--reject gets the bad lines"
-is "$(params "$c" +15550000101)" '["a", "b"]' "params"
-is "$(params "$c" +15550000102)" '["1", "2.5"]' \
+is "$(params "$c" +12015550101)" '["a", "b"]' "params"
+is "$(params "$c" +12015550102)" '["1", "2.5"]' \
     "numbers become text; unknown keys are ignored"
-is "$(params "$c" +15550000104)" '[]' "no params: an empty array"
-is "$(params "$c" +15550000114)" '["\\u0000 is text"]' \
+is "$(params "$c" +12015550104)" '[]' "no params: an empty array"
+is "$(params "$c" +12015550114)" '["\\u0000 is text"]' \
     "an escaped backslash before u0000 is plain text"
-is "$(params "$c" +15550000103)" \
+is "$(params "$c" +12015550103)" \
     '{"components": [{"type": "body", "parameters": [{"text": "x", "type": "text"}]}]}' \
     "components are kept as an object for wa-claim to merge"
 
 # What wa-claim makes of them.
 wa-campaign start "$c"
 wa-claim -c "$c" --once >"$T/claim"
-is "$(jq -c 'select(.to == "+15550000103") | .template' "$T/claim")" \
+is "$(jq -c 'select(.to == "+12015550103") | .template' "$T/claim")" \
     '{"name":"reminder","language":"en_US","components":[{"type":"body","parameters":[{"text":"x","type":"text"}]}]}' \
     "wa-claim merges the components into the template"
-is "$(jq -c 'select(.to == "+15550000102") | .template.params' "$T/claim")" \
+is "$(jq -c 'select(.to == "+12015550102") | .template.params' "$T/claim")" \
     '["1","2.5"]' "and sends params as params"
 
-# E.164: what is accepted, and how it is written.
+# E.164: what is accepted, and how it is written. +1234567 and
+# +123456789012345 have digits enough for E.164 but no plan has them.
 c=$(new)
 cat >"$T/phones.csv" <<'EOF'
 phone,expect
-+1 (555) 000-0001,+15550000001
++1 (201) 555-0001,+12015550001
 +44 20 7946 0018,+442079460018
 0044 20.7946.0019,+442079460019
 +44 (0)20 7946 0020,+442079460020
   +49-151-2345-6789  ,+4915123456789
-+1234567,+1234567
-+123456789012345,+123456789012345
++1234567,
++123456789012345,
 555 000 0001,
 +0 555 000 0001,
 +123456,
@@ -158,8 +159,10 @@ wa-campaign import "$c" "$T/phones.csv" 2>"$T/err"
 is "$?" 65 "bad numbers: exit 65"
 is "$(sql "select count(*), count(*) filter (where phone =
     template_params->>0) from campaign_recipients where campaign_id = $c")" \
-    "7|7" "good numbers are written in E.164 as expected"
-is "$(sed 's/^[^:]*: [^:]*:\([0-9]*\): /\1 /' "$T/err")" "9 phone '555 000 0001': no country code: write it with '+' or 00, or use --country-code
+    "5|5" "good numbers are written in E.164 as expected"
+is "$(sed 's/^[^:]*: [^:]*:\([0-9]*\): /\1 /' "$T/err")" "7 phone '+1234567': too short for the plan of +1 (US and others)
+8 phone '+123456789012345': too long for the plan of +1 (US and others)
+9 phone '555 000 0001': no country code: write it with '+' or 00, or use --country-code
 10 phone '+0 555 000 0001': a country code never starts with 0
 11 phone '+123456': too short: E.164 has at least 7 digits
 12 phone '+1234567890123456': too long: E.164 has at most 15 digits
@@ -168,15 +171,15 @@ is "$(sed 's/^[^:]*: [^:]*:\([0-9]*\): /\1 /' "$T/err")" "9 phone '555 000 0001'
 15 phone '': empty
 16 phone '+': no digits after the '+'
 17 phone '000441234567': a country code never starts with 0
-wa-campaign: $T/phones.csv: 7 imported, 0 skipped as duplicates, 9 rejected" \
+wa-campaign: $T/phones.csv: 5 imported, 0 skipped as duplicates, 0 suppressed, 11 rejected" \
     "bad numbers, each with its reason"
 
 c=$(new)
 cat >"$T/national.csv" <<'EOF'
 phone,expect
 020 7946 0018,+442079460018
-7700 900123,+447700900123
-+1 555 000 0001,+15550000001
+7400 123456,+447400123456
++1 201 555 0001,+12015550001
 0049 151 23456789,+4915123456789
 EOF
 exits 0 "--country-code: national numbers" wa-campaign import \
@@ -191,7 +194,7 @@ exits 64 "a four-digit --country-code" wa-campaign import \
 
 # All or nothing.
 c=$(new)
-printf 'name,number\nAna,+15550000001\n' >"$T/nophone.csv"
+printf 'name,number\nAna,+12015550001\n' >"$T/nophone.csv"
 exits 65 "a header without a phone column" wa-campaign import "$c" \
     "$T/nophone.csv" 2>"$T/err"
 is "$(cat "$T/err")" "wa-campaign: $T/nophone.csv:1: the CSV header (the first line) has no 'phone' column" \
@@ -217,7 +220,7 @@ wa-campaign import "$c" "$T/fifo" 2>"$T/err" &
 pid=$!
 exec 3>"$T/fifo"
 awk 'BEGIN { print "phone"; for (i = 0; i < 5000; i++)
-    printf "+1555%07d\n", i }' >&3
+    printf "+1201555%04d\n", i }' >&3
 copying() {
 	test "$(sql "select count(*) from pg_stat_activity
 	    where query like 'COPY wa_import%'")" = 1
@@ -233,7 +236,7 @@ is "$(rows "$c")" 0 "and nothing was imported"
 # A campaign that completes while rows come in runs again.
 c=$(new)
 wa-campaign start "$c"
-printf 'phone\n+15550000001\n' >"$T/one.csv"
+printf 'phone\n+12015550001\n' >"$T/one.csv"
 mkfifo "$T/fifo2"
 wa-campaign import "$c" "$T/fifo2" 2>"$T/err" &
 pid=$!

@@ -8,7 +8,7 @@ pg_start
 c=$(wa-campaign create --name "status test" --phone-number-id 1 \
     --template reminder --max-attempts 3)
 awk 'BEGIN { print "phone,name"; for (i = 1; i <= 12; i++)
-    printf "+155500000%02d,n%d\n", i, i }' >"$T/rows.csv"
+    printf "+120155500%02d,n%d\n", i, i }' >"$T/rows.csv"
 wa-campaign import "$c" "$T/rows.csv" 2>/dev/null
 wa-campaign start "$c"
 
@@ -32,7 +32,7 @@ sql "update campaign_recipients r set status = v.status,
 	(9, 'sending', 2, null, null, null, 10, null, 0),
 	(10, 'pending', 1, null, 131056, 'Pair rate', 14, 30, 3600))
 	as v(n, status, attempt, wamid, code, title, claimed, at, later)
-    where r.campaign_id = $c and r.phone = '+155500000' || lpad(v.n::text, 2, '0')"
+    where r.campaign_id = $c and r.phone = '+120155500' || lpad(v.n::text, 2, '0')"
 
 wa-campaign status --json "$c" >"$T/json" 2>"$T/err"
 is "$?" 0 "status --json exits 0"
@@ -50,7 +50,7 @@ is "$(jq .pending_later "$T/json")" 1 "pending rows waiting for a retry"
 is "$(jq -r .next_retry_at "$T/json")" "$(sql "select to_char(
     next_attempt_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
     from campaign_recipients where campaign_id = $c
-    and phone = '+15550000010'")" "when the next retry is due"
+    and phone = '+12015550010'")" "when the next retry is due"
 ok "... in at most an hour ($(jq .next_retry_in "$T/json") s)" \
     test "$(jq .next_retry_in "$T/json")" -gt 0 -a \
     "$(jq .next_retry_in "$T/json")" -le 3600
@@ -88,7 +88,7 @@ row() {
 	sql "select status, attempt, coalesce(error_code::text, '-'),
 	    coalesce(wamid, '-'), next_attempt_at <= now()
 	    from campaign_recipients
-	    where campaign_id = $c and phone = '+155500000$1'"
+	    where campaign_id = $c and phone = '+120155500$1'"
 }
 
 # requeue: back to pending, errors and wamid cleared, attempt kept.
@@ -110,9 +110,9 @@ exits 64 "a bad --code" wa-campaign requeue --code x "$c" 2>/dev/null
 # A row at max_attempts gets one more try: claimed at attempt 4, and a
 # retry then fails it (wa-record's rule).
 wa-claim -c "$c" --once >"$T/claim"
-is "$(jq -c 'select(.to == "+15550000007") | .attempt' "$T/claim")" 4 \
+is "$(jq -c 'select(.to == "+12015550007") | .attempt' "$T/claim")" 4 \
     "the requeued row at max_attempts is claimed again, attempt 4"
-jq -c 'select(.to == "+15550000007") | . + {"result": {"outcome": "retry",
+jq -c 'select(.to == "+12015550007") | . + {"result": {"outcome": "retry",
     "error": {"code": 131000, "title": "later"}}}' "$T/claim" |
     wa-record >/dev/null
 is "$(row 07)" "failed|4|131000|-|f" "and a retry after it fails the row"

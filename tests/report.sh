@@ -6,7 +6,7 @@ report_campaign() {
 	t_c=$(wa-campaign create --name "report <test> & 'co'" \
 	    --phone-number-id 1 --template reminder --max-attempts 3)
 	awk 'BEGIN { print "phone,name"; for (i = 1; i <= 12; i++)
-	    printf "+155500000%02d,n%d\n", i, i }' >"$T/report-rows.csv"
+	    printf "+120155500%02d,n%d\n", i, i }' >"$T/report-rows.csv"
 	wa-campaign import "$t_c" "$T/report-rows.csv" 2>/dev/null
 	wa-campaign start "$t_c"
 	wa-campaign pause --reason "halt: 132015 template paused" "$t_c"
@@ -35,7 +35,7 @@ report_campaign() {
 		(11, 'pending', 2, null, 131056, 'Pair rate', 90, 80, 240))
 		as v(n, status, attempt, wamid, code, title, claimed, at, later)
 	    where r.campaign_id = $t_c
-	    and r.phone = '+155500000' || lpad(v.n::text, 2, '0')" >/dev/null
+	    and r.phone = '+120155500' || lpad(v.n::text, 2, '0')" >/dev/null
 	sql "insert into recipient_errors (recipient_id, attempt, code, class,
 	    title) select r.id, v.attempt, v.code, v.class, v.title
 	    from campaign_recipients r join (values
@@ -49,7 +49,7 @@ report_campaign() {
 		(11, 1, 131056, 'pair_rate', 'Pair rate'),
 		(11, 2, 131056, 'pair_rate', 'Pair rate'))
 		as v(n, attempt, code, class, title)
-	    on r.phone = '+155500000' || lpad(v.n::text, 2, '0')
+	    on r.phone = '+120155500' || lpad(v.n::text, 2, '0')
 	    where r.campaign_id = $t_c" >/dev/null
 	echo "$t_c"
 }

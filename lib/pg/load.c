@@ -4,7 +4,12 @@
  * temporary table without indexes (the fast path: no index, no WAL), then
  * moves them with one INSERT ... SELECT that skips, and counts, every
  * phone number the campaign already has or the file repeats (the first
- * row in the file wins). Memory stays flat however big the file is.
+ * row in the file wins). Memory stays flat however big the file is; the
+ * campaign number's suppressions (its own and those of scope '*') are
+ * read first and kept, sorted, so that a suppressed row is rejected with
+ * its line and reason as it is read. A zone (records/numplan.h) that
+ * this Postgres does not know is dropped before (the campaign's --tz
+ * then stands for it), so that no claim ever fails on it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +20,28 @@
 #include "core/lines.h"
 #include "core/sig.h"
 #include "records/import.h"
+#include "records/numplan.h"
 #include "pg/load.h"
 
 /* Duplicates in the file or in the campaign are skipped, first kept. */
 static const char *insert_sql =
-    "INSERT INTO campaign_recipients (campaign_id, phone, template_params)"
-    " SELECT $1::bigint, phone, params::jsonb FROM wa_import ORDER BY line"
+    "INSERT INTO campaign_recipients (campaign_id, phone, template_params,"
+    " tz, expires_at)"
+    " SELECT $1::bigint, phone, params::jsonb, tz, exp"
+    " FROM wa_import ORDER BY line"
     " ON CONFLICT (campaign_id, phone) DO NOTHING";
+
+/* The zones of $1 that this Postgres does not know. */
+static const char *unknown_sql =
+    "SELECT z FROM unnest($1::text[]) z"
+    " EXCEPT SELECT name FROM pg_timezone_names";
+
+/* Who the campaign's number must not message, by phone in byte order. */
+static const char *suppressed_sql =
+    "SELECT DISTINCT ON (s.phone COLLATE \"C\") s.phone, s.reason"
+    " FROM suppressions s JOIN campaigns c"
+    "  ON s.scope IN (c.phone_number_id, '*') WHERE c.id = $1"
+    " ORDER BY s.phone COLLATE \"C\", s.scope = '*'";
 
 /* Pending rows in a completed campaign: it runs again. */
 static const char *reopen_sql =
@@ -55,6 +75,57 @@ copytext(struct wa_buf *b, const char *s, size_t n)
 	wa_buf_add(b, s, n);
 }
 
+static void
+zone(const char *z, void *arg)
+{
+	wa_pg_array_str(arg, z);
+}
+
+/*
+ * Drops the zones this Postgres does not know (an older tzdata than
+ * ours): a row with one would stop every claim of its campaign.
+ */
+static void
+zones(PGconn *conn)
+{
+	struct wa_buf a = { 0 };
+	const char *p;
+	PGresult *res;
+	int i;
+
+	wa_pg_array_start(&a);
+	wa_zone_each(zone, &a);
+	wa_pg_array_end(&a);
+	p = a.s;
+	res = wa_pg_must(conn, unknown_sql, 1, &p);
+	for (i = 0; i < PQntuples(res); i++) {
+		wa_warn("time zone %s is unknown to Postgres: its countries' "
+		    "recipients get the campaign's", PQgetvalue(res, i, 0));
+		wa_zone_drop(PQgetvalue(res, i, 0));
+	}
+	PQclear(res);
+	wa_buf_free(&a);
+}
+
+/* The reason phone is suppressed (res: suppressed_sql's), or NULL. */
+static const char *
+suppressed(const char *phone, void *arg)
+{
+	PGresult *res = arg;
+	int lo = 0, hi = PQntuples(res), mid, c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = strcmp(phone, PQgetvalue(res, mid, 0))) == 0)
+			return PQgetvalue(res, mid, 1);
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
 /* Streams the good rows into the temporary table; returns how many. */
 static unsigned long
 copy(PGconn *conn, struct wa_rows *rows)
@@ -65,7 +136,8 @@ copy(PGconn *conn, struct wa_rows *rows)
 	int r;
 
 	PQclear(wa_pg_must(conn, "CREATE TEMP TABLE wa_import (line bigint,"
-	    " phone text, params text) ON COMMIT DROP", 0, NULL));
+	    " phone text, params text, tz text, exp timestamptz)"
+	    " ON COMMIT DROP", 0, NULL));
 	res = PQexec(conn, "COPY wa_import FROM STDIN");
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
 		wa_pg_warn(conn, res, "copy");
@@ -80,7 +152,8 @@ copy(PGconn *conn, struct wa_rows *rows)
 			continue;
 		wa_buf_printf(&b, "%lu\t%s\t", rows->lineno, rows->phone);
 		copytext(&b, rows->params.s, rows->params.len);
-		wa_buf_add(&b, "\n", 1);
+		wa_buf_printf(&b, "\t%s\t%s\n", rows->tz ? rows->tz : "\\N",
+		    *rows->expires ? rows->expires : "\\N");
 		if (++good % 512 == 0)
 			put(conn, &b);
 	}
@@ -111,7 +184,7 @@ unsigned long
 wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 {
 	unsigned long good, added;
-	PGresult *res;
+	PGresult *res, *supp;
 	char st[16] = "";
 
 	PQclear(wa_pg_must(conn, "BEGIN", 0, NULL));
@@ -125,7 +198,14 @@ wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 	if (strcmp(st, "completed") == 0 || strcmp(st, "cancelled") == 0)
 		wa_die(EX_DATAERR, "campaign %s is %s: no more recipients",
 		    id, st);
+	zones(conn);
+	supp = wa_pg_must(conn, suppressed_sql, 1, &id);
+	rows->plan = 1;
+	rows->suppressed = suppressed;
+	rows->suppressed_arg = supp;
 	good = copy(conn, rows);
+	rows->suppressed = NULL;
+	PQclear(supp);
 	res = wa_pg_must(conn, insert_sql, 1, &id);
 	added = strtoul(PQcmdTuples(res), NULL, 10);
 	PQclear(res);
@@ -137,8 +217,9 @@ wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 	if (wa_import_reopen(conn, id))
 		wa_warn("campaign %s completed during the import and runs "
 		    "again: start the pipeline for the new rows", id);
-	wa_warn("%s: %lu imported, %lu skipped as duplicates, %lu rejected",
-	    rows->in.lines.name, added, good - added, rows->in.rejected);
+	wa_warn("%s: %lu imported, %lu skipped as duplicates, %lu suppressed, "
+	    "%lu rejected", rows->in.lines.name, added, good - added,
+	    rows->nsuppressed, rows->in.rejected - rows->nsuppressed);
 	return added;
 }
 

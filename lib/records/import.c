@@ -2,14 +2,21 @@
  * import.c: the rows of a recipients file, CSV or NDJSON, told apart by
  * the first byte that is not blank ('{' means NDJSON).
  *
- * CSV: a header line naming the columns, one of them "phone"; the other
- * columns, in order, are the template's parameters. Fields are separated
+ * CSV: a header line naming the columns, one of them "phone" and maybe
+ * one "expires_at"; the other columns, in order, are the template's
+ * parameters. Fields are separated
  * by commas; a field in double quotes may hold commas, and "" stands for
  * one quote. A row is one line: a quoted field cannot span lines (the
  * API refuses parameters with newlines anyway). NDJSON: one object per
  * line with "phone" and an optional "params" array (strings or numbers)
  * and an optional "components" array, kept as {"components": [...]}
- * for wa-claim to merge into the template.
+ * for wa-claim to merge into the template, and an optional "expires_at".
+ * An expiry is an RFC 3339 timestamp (records/stamp.c); empty or null,
+ * none.
+ *
+ * For an import (r->plan), a number must also be one that a country
+ * gives out (records/numplan.cc: libphonenumber's plans, not only 7 to
+ * 15 digits), and gets the zone of its country when that has one.
  *
  * Every line is checked as records/input.c checks lines (UTF-8, no NUL;
  * NDJSON: RFC 8259, finite numbers, integers in 64 bits, no \u0000 or
@@ -36,7 +43,9 @@
 #include "records/import.h"
 #include "records/input.h"
 #include "records/json.h"
+#include "records/numplan.h"
 #include "records/phone.h"
+#include "records/stamp.h"
 
 void
 wa_rows_init(struct wa_rows *r, int fd, const char *name, const char *cc)
@@ -78,16 +87,47 @@ say(char *why, size_t size, const char *fmt, ...)
 	return -1;
 }
 
-/* Normalises a phone number into r->phone: 0, or -1 with why. */
+/*
+ * Normalises a phone number into r->phone, checks it against the plans
+ * and finds its zone (r->plan): 0, or -1 with why.
+ */
 static int
 phone(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 {
 	const char *bad = wa_phone_e164(s, n, r->cc, r->phone);
+	struct wa_numplan np;
+	char w[160];
 
-	if (bad == NULL)
+	r->tz = NULL;
+	if (bad != NULL)
+		return say(why, size, "phone '%.*s': %s%s", n > 40 ? 40 :
+		    (int)n, s, bad, bad == wa_phone_no_cc ?
+		    ", or use --country-code" : "");
+	if (!r->plan)
 		return 0;
-	return say(why, size, "phone '%.*s': %s%s", n > 40 ? 40 : (int)n, s,
-	    bad, bad == wa_phone_no_cc ? ", or use --country-code" : "");
+	if (wa_numplan_check(r->phone, &np, 0, w, sizeof w) < 0)
+		return say(why, size, "phone '%s': %s", r->phone, w);
+	r->tz = wa_zone_of(np.region);
+	return 0;
+}
+
+/* Reads an expiry into r->expires ("" for none): 0, or -1 with why. */
+static int
+expiry(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
+{
+	const char *bad;
+
+	while (n > 0 && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	r->expires[0] = '\0';
+	if (n == 0 || (bad = wa_stamp(s, n, r->expires)) == NULL)
+		return 0;
+	return say(why, size, "expires_at '%.*s': %s", n > 40 ? 40 : (int)n,
+	    s, bad);
 }
 
 /*
@@ -149,7 +189,7 @@ header(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 	const char *e = s + n, *bad;
 	int more = 1;
 
-	r->phonecol = -1;
+	r->phonecol = r->expcol = -1;
 	r->ncols = 0;
 	while (more) {
 		if ((bad = field(&s, e, &r->field, &more)) != NULL)
@@ -159,6 +199,11 @@ header(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 				return say(why, size, "header: two phone "
 				    "columns") - 1;
 			r->phonecol = r->ncols;
+		} else if (strcasecmp(trim(r->field.s), "expires_at") == 0) {
+			if (r->expcol >= 0)
+				return say(why, size, "header: two "
+				    "expires_at columns") - 1;
+			r->expcol = r->ncols;
 		}
 		r->ncols++;
 	}
@@ -172,10 +217,11 @@ static int
 csv(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 {
 	const char *e = s + n, *bad;
-	int col = 0, more = 1, badphone = 0;
-	char pwhy[160];
+	int col = 0, more = 1, badphone = 0, badexp = 0;
+	char pwhy[240], ewhy[160];
 
 	r->params.len = 0;
+	r->expires[0] = '\0';
 	wa_buf_add(&r->params, "[", 1);
 	while (more) {
 		if ((bad = field(&s, e, &r->field, &more)) != NULL)
@@ -183,6 +229,9 @@ csv(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 		if (col == r->phonecol)
 			badphone = phone(r, r->field.s, r->field.len, pwhy,
 			    sizeof pwhy);
+		else if (col == r->expcol)
+			badexp = expiry(r, r->field.s, r->field.len, ewhy,
+			    sizeof ewhy);
 		else if (col < r->ncols) {
 			if (r->params.len > 1)
 				wa_buf_add(&r->params, ",", 1);
@@ -197,6 +246,8 @@ csv(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 	wa_buf_add(&r->params, "]", 1);
 	if (badphone)
 		return say(why, size, "%s", pwhy);
+	if (badexp)
+		return say(why, size, "%s", ewhy);
 	return 1;
 }
 
@@ -279,6 +330,14 @@ fields(struct wa_rows *r, struct json_object *o, char *why, size_t size)
 	if (phone(r, json_object_get_string(v), json_object_get_string_len(v),
 	    why, size) < 0)
 		return -1;
+	r->expires[0] = '\0';
+	if (json_object_object_get_ex(o, "expires_at", &v) && v != NULL) {
+		if (!json_object_is_type(v, json_type_string))
+			return say(why, size, "\"expires_at\" is not a string");
+		if (expiry(r, json_object_get_string(v),
+		    json_object_get_string_len(v), why, size) < 0)
+			return -1;
+	}
 	json_object_object_get_ex(o, "params", &p);
 	json_object_object_get_ex(o, "components", &c);
 	r->params.len = 0;
@@ -343,7 +402,8 @@ wa_rows_take(struct wa_rows *r, const char *s, size_t n, char *why,
 
 /*
  * Reads the next good row into r->phone and r->params (r->lineno is its
- * line) and returns WA_LINE; rejects bad rows on the way. Returns WA_EOF
+ * line) and returns WA_LINE; rejects bad rows on the way, and those whose
+ * number r->suppressed names (with its reason). Returns WA_EOF
  * at the end, WA_ERROR after a read error or a reject file that failed
  * (said on stderr), WA_AGAIN when a signal came. A CSV header that is
  * not one ends the program (65).
@@ -352,6 +412,7 @@ int
 wa_rows_next(struct wa_rows *r)
 {
 	struct wa_record rec = { 0 };
+	const char *reason;
 	char why[320];
 	int ret, csvhead;
 
@@ -365,7 +426,12 @@ wa_rows_next(struct wa_rows *r)
 			    rec.lineno, why);
 		if (csvhead && r->format == WA_CSV)
 			wa_input_reject_header(&r->in, rec.line, rec.len);
-		if (ret == 1) {
+		if (ret == 1 && r->suppressed != NULL && (reason =
+		    r->suppressed(r->phone, r->suppressed_arg)) != NULL) {
+			wa_input_reject(&r->in, &rec, "suppressed: %.200s",
+			    reason);
+			r->nsuppressed++;
+		} else if (ret == 1) {
 			r->lineno = rec.lineno;
 			return WA_LINE;
 		}
