@@ -112,7 +112,8 @@ usage(FILE *f, int status)
 	    "          [--phones file [--country-code cc] [--reject file]] "
 	    "id\n"
 	    "  set [--template name] [--language lang] [--max-attempts n]\n"
-	    "      [--on-unknown resend|fail] [--breaker n|default] [rules] id\n"
+	    "      [--on-unknown resend|fail] [--breaker n|default] "
+	    "[rules] id\n"
 	    "    rules: [--expires-at time|none] [--window HH:MM-HH:MM|none]\n"
 	    "           [--tz zone|none] [--weight n] "
 	    "[--priority normal|urgent]\n"
@@ -217,7 +218,8 @@ export(char **args)
 
 	if (e.status != NULL && !wa_export_status(e.status))
 		wa_die(EX_USAGE, "--status is pending, sending, unknown, sent, "
-		    "delivered, read, failed, suppressed or expired, not '%s'", e.status);
+		    "delivered, read, failed, suppressed or expired, not "
+		    "'%s'", e.status);
 	if (e.code != NULL)
 		wa_num(e.code, 0, INT_MAX, "error code");
 	if (val[FORMAT] != NULL && strcmp(val[FORMAT], "ndjson") == 0)

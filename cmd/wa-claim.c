@@ -7,10 +7,11 @@
  * wapipe_claim: a row past its expiry ends expired, one whose person
  * opted out suppressed, one outside its send window waits for it; a
  * number at its messaging limit, or with an urgent campaign to send,
- * claims nothing new: wa-claim says why and until when, and waits). Writes one NDJSON send request per row
- * on stdout. A row it claimed but could not write (SIGTERM or SIGINT, or
- * its reader gone) it puts back, fenced on its attempt. While Postgres is
- * away it waits up to --pg-timeout. Exits 0 when the campaign is
+ * claims nothing new: wa-claim says why and until when, and waits).
+ * Writes one NDJSON send request per row on stdout. A row it claimed but
+ * could not write (SIGTERM or SIGINT, or its reader gone) it puts back,
+ * fenced on its attempt. While Postgres is away it waits up to
+ * --pg-timeout. Exits 0 when the campaign is
  * completed; 75 when it is paused or not started, when rows are left
  * unknown, when --once leaves rows to do, or after SIGTERM or SIGINT; 77
  * when it is cancelled; 69 when Postgres stays away or fails; 74 when its

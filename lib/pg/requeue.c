@@ -8,9 +8,10 @@
  * (outage, transient, ambiguous, ...) and two more: timeout (the call
  * timed out, curl 28) and http (an HTTP status without an API error).
  *
- * Reads the phones file (pg/phonelist.c). Reads and writes campaign_recipients and recipient_errors, in
- * one transaction: the current error is cleared, after being added to
- * recipient_errors unless it is there already, so the history keeps it.
+ * Reads the phones file (pg/phonelist.c). Reads and writes
+ * campaign_recipients and recipient_errors, in one transaction: the
+ * current error is cleared, after being added to recipient_errors unless
+ * it is there already, so the history keeps it.
  * The attempt is kept: it is the fencing token, so a late result of the
  * earlier attempt cannot touch the new one, and the next claim makes it
  * attempt + 1, whose result wa-record applies as any other. Rows in

@@ -33,7 +33,8 @@ type_name(PhoneNumberUtil::PhoneNumberType t)
 	case PhoneNumberUtil::PREMIUM_RATE:		return "premium_rate";
 	case PhoneNumberUtil::SHARED_COST:		return "shared_cost";
 	case PhoneNumberUtil::VOIP:			return "voip";
-	case PhoneNumberUtil::PERSONAL_NUMBER:		return "personal_number";
+	case PhoneNumberUtil::PERSONAL_NUMBER:
+		return "personal_number";
 	case PhoneNumberUtil::PAGER:			return "pager";
 	case PhoneNumberUtil::UAN:			return "uan";
 	case PhoneNumberUtil::VOICEMAIL:		return "voicemail";
