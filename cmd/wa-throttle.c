@@ -11,7 +11,7 @@
  * number's rate, less its reserve (--reserve), is shared by weight
  * (--weight) between the processes drawing from it: each paces itself at
  * its share, and one with nothing to send leaves its share to the others
- * within half a second. With --pause, --set-rate or --set-reserve it
+ * within half a second; while an --urgent one draws, the others wait. With --pause, --set-rate or --set-reserve it
  * changes a bucket and exits.
  *
  * Stopping is draining: after SIGTERM or SIGINT it takes no more tokens
@@ -81,8 +81,9 @@ static struct {
 	int		 weight;
 	double		 reserve;	/* -1: not given */
 	int		 set_reserve;
+	int		 urgent;
 } opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0, WA_PG_TIMEOUT, 0,
-    0, 1, -1, 0 };
+    0, 1, -1, 0, 0 };
 static int control_only;	/* changes a bucket and exits */
 
 static struct number numbers[MAX_NUMBERS];
@@ -95,7 +96,7 @@ usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-throttle [-r rate] [-b burst] [--number id] "
 	    "[--reject file]\n"
-	    "                  [--weight n] [--reserve percent]\n"
+	    "                  [--weight n] [--urgent] [--reserve percent]\n"
 	    "                  [--metrics file [--metrics-label name=value]]\n"
 	    "                  [--cluster [-d conninfo] [--lease-ms ms] "
 	    "[--pg-timeout secs]]\n"
@@ -141,7 +142,8 @@ number(const char *id)
 	nnumbers++;
 	nb->id = wa_strdup(id);
 	nb->l = wa_lease_open(cluster, nb->b, id, opt.rate, opt.burst,
-	    opt.lease_ms * 1000000, control_only ? 0 : opt.weight);
+	    opt.lease_ms * 1000000, control_only ? 0 : opt.weight,
+	    opt.urgent);
 	if (!control_only && opt.reserve >= 0 && wa_lease_set_reserve(nb->l,
 	    opt.reserve) < 0)
 		wa_warn("%s: the reserve is not set: postgres is down", id);
@@ -329,7 +331,7 @@ show(void)
 			if ((opt.number == NULL || strcmp(id, opt.number) ==
 			    0) && (b = wa_bucket_find(id)) != NULL) {
 				wa_bucket_stats(b, &st);
-				if ((sh = wa_share_open(id, 0)) != NULL) {
+				if ((sh = wa_share_open(id, 0, 0)) != NULL) {
 					st.reserve = wa_share_reserve(sh);
 					wa_share_drawing(sh, st.drawing,
 					    sizeof st.drawing);
@@ -385,7 +387,7 @@ exists(struct wa_bucket_stats *st)
 		return 0;
 	wa_bucket_stats(b, st);
 	wa_bucket_close(b);
-	if ((sh = wa_share_open(opt.number, 0)) != NULL) {
+	if ((sh = wa_share_open(opt.number, 0, 0)) != NULL) {
 		st->reserve = wa_share_reserve(sh);
 		wa_share_close(sh);
 	}
@@ -514,6 +516,7 @@ main(int argc, char **argv)
 		{ "set-reserve", required_argument, NULL, 'X' },
 		{ "show", no_argument, NULL, 's' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "urgent", no_argument, NULL, 'U' },
 		{ "weight", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -581,6 +584,9 @@ main(int argc, char **argv)
 		case 'X':
 			opt.reserve = reserve_of(optarg);
 			opt.set_reserve |= c == 'X';
+			break;
+		case 'U':
+			opt.urgent = 1;
 			break;
 		case 'W':
 			opt.weight = wa_num(optarg, 1, WA_SHARE_WEIGHT_MAX,

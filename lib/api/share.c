@@ -7,7 +7,9 @@
  * A process's share of the rate is (1 - reserve) * its weight / the sum
  * of the weights of the processes that wanted a token within the last
  * WA_SHARE_ACTIVE_NS: one that has nothing to send drops out within half
- * a second, and the others take its part (work-conserving). The slots
+ * a second, and the others take its part (work-conserving). While an
+ * urgent process draws, the others' share is nothing: the urgent ones
+ * share the rate between them. The slots
  * are claimed by compare-and-swap, so a killed process holds none for
  * good: its slot stops counting at once, and is taken again once its pid
  * is gone. Computing the share scans the slots at most once every
@@ -36,10 +38,11 @@
 #define NSLOT 128
 #define RECOUNT_NS 10000000LL	/* 10 ms */
 #define STALE_NS 5000000000LL	/* a dead pid's slot is taken after 5 s */
+#define URGENT (1LL << 32)	/* in a slot's weight: an urgent process */
 
 struct slot {
 	_Alignas(64) _Atomic int64_t pid;	/* 0: free */
-	_Atomic int64_t	weight;
+	_Atomic int64_t	weight;		/* with URGENT added if it is */
 	_Atomic int64_t	last;		/* when it last wanted a token */
 };
 
@@ -55,7 +58,7 @@ struct wa_share {
 	struct state	*s;
 	int		 fd;
 	int64_t		 pid;
-	int64_t		 weight;
+	int64_t		 weight;	/* URGENT added if it is */
 	int		 slot;		/* -1: none (yet) */
 	int		 full;		/* said that no slot was free */
 	int64_t		 counted;	/* when frac was last computed */
@@ -100,7 +103,7 @@ claim(struct wa_share *sh, int64_t now)
  * this process draws with that weight. NULL after a message.
  */
 struct wa_share *
-wa_share_open(const char *number, int weight)
+wa_share_open(const char *number, int weight, int urgent)
 {
 	struct wa_share *sh;
 	struct wa_buf path = { 0 };
@@ -141,7 +144,7 @@ wa_share_open(const char *number, int weight)
 	sh->s = s;
 	sh->fd = fd;
 	sh->pid = getpid();
-	sh->weight = weight;
+	sh->weight = weight + (urgent && weight > 0 ? URGENT : 0);
 	sh->slot = -1;
 	sh->frac = 1;
 	if (weight > 0)
@@ -157,34 +160,37 @@ reserve_of(struct state *s)
 	return atomic_load(&s->reserve) / 1e6;
 }
 
-/* The sum of the weights of the processes drawing at now. */
-static int64_t
-drawing(struct state *s, int64_t now)
+/* The sums of the weights of the urgent and other processes drawing. */
+static void
+drawing(struct state *s, int64_t now, int64_t *urgent, int64_t *normal)
 {
 	struct slot *sl;
-	int64_t sum = 0, l;
+	int64_t l, w;
 	int i;
 
+	*urgent = *normal = 0;
 	for (i = 0; i < NSLOT; i++) {
 		sl = &s->slots[i];
 		l = atomic_load(&sl->last);
-		if (now - l < WA_SHARE_ACTIVE_NS && now >= l &&
-		    atomic_load(&sl->pid) != 0)
-			sum += atomic_load(&sl->weight);
+		if (now - l >= WA_SHARE_ACTIVE_NS || now < l ||
+		    atomic_load(&sl->pid) == 0)
+			continue;
+		w = atomic_load(&sl->weight);
+		*(w >= URGENT ? urgent : normal) += w % URGENT;
 	}
-	return sum;
 }
 
 /*
  * Notes that this process wants a token at now, and returns its part of
- * the number's rate: (1 - reserve) * weight / the weights drawing. A
+ * the number's rate: (1 - reserve) * weight / the weights drawing (of
+ * the urgent ones only, while one draws: the others' part is then 0). A
  * process without a slot (all taken) counts only the reserve.
  */
 double
 wa_share_now(struct wa_share *sh, int64_t now)
 {
 	struct slot *sl;
-	int64_t sum;
+	int64_t urgent, normal, w = sh->weight % URGENT, sum;
 
 	if (sh->weight <= 0)
 		return 1 - reserve_of(sh->s);
@@ -197,14 +203,14 @@ wa_share_now(struct wa_share *sh, int64_t now)
 	}
 	if (now - sh->counted < RECOUNT_NS && sh->counted != 0)
 		return sh->frac;
-	if (sh->slot < 0 && claim(sh, now) < 0) {
-		sh->counted = now;
-		return sh->frac = 1 - reserve_of(sh->s);
-	}
-	sum = drawing(sh->s, now);
-	sh->frac = (1 - reserve_of(sh->s)) * sh->weight /
-	    (sum > sh->weight ? sum : sh->weight);
 	sh->counted = now;
+	if (sh->slot < 0 && claim(sh, now) < 0)
+		return sh->frac = 1 - reserve_of(sh->s);
+	drawing(sh->s, now, &urgent, &normal);
+	if (urgent > 0 && sh->weight < URGENT)
+		return sh->frac = 0;
+	sum = urgent > 0 ? urgent : normal;
+	sh->frac = (1 - reserve_of(sh->s)) * w / (sum > w ? sum : w);
 	return sh->frac;
 }
 
@@ -229,7 +235,7 @@ wa_share_set_reserve(struct wa_share *sh, double reserve)
 void
 wa_share_drawing(struct wa_share *sh, char *buf, size_t n)
 {
-	int64_t now = wa_now_ns(), l;
+	int64_t now = wa_now_ns(), l, w;
 	struct slot *sl;
 	size_t len = 0;
 	int i;
@@ -241,8 +247,9 @@ wa_share_drawing(struct wa_share *sh, char *buf, size_t n)
 		if (now - l >= WA_SHARE_ACTIVE_NS || now < l ||
 		    atomic_load(&sl->pid) == 0)
 			continue;
-		len += snprintf(buf + len, n - len, "%s%lld", len ? "+" : "",
-		    (long long)atomic_load(&sl->weight));
+		w = atomic_load(&sl->weight);
+		len += snprintf(buf + len, n - len, "%s%s%lld", len ? "+" : "",
+		    w >= URGENT ? "u" : "", (long long)(w % URGENT));
 	}
 }
 

@@ -59,6 +59,7 @@ struct wa_lease {
 	int64_t	 paused_until;	/* the row's pause, as last seen */
 	int	 have;		/* a leased token, waiting for the host's */
 	int	 weight;	/* its share of the number's rate, by weight */
+	int	 urgent;	/* the others wait while it draws */
 	struct wa_share *share;	/* on a host: the number's share file */
 	int64_t	 tat;		/* on a host: its own pace, at its share */
 	double	 frac;		/* its part of the rate, last seen */
@@ -69,7 +70,7 @@ struct wa_lease {
 static const char *lease_sql =
     "SELECT wait_s, n, every_s, end_s, paused_s, cur_rate, cur_burst,"
     "  cur_reserve, share"
-    " FROM throttle_lease($1, $2, $3, $4, $5, $6)";
+    " FROM throttle_lease($1, $2, $3, $4, $5, $6, $7)";
 
 static const char *reserve_sql =
     "INSERT INTO throttle_buckets AS b (phone_number_id, rate, burst,"
@@ -101,7 +102,8 @@ static const char *show_sql =
     "SELECT phone_number_id, rate, burst,"
     "  CASE WHEN paused_until > clock_timestamp() THEN"
     "   extract(epoch FROM paused_until - clock_timestamp()) ELSE 0 END,"
-    "  reserve, coalesce((SELECT string_agg(d.weight::text, '+'"
+    "  reserve, coalesce((SELECT string_agg(CASE WHEN d.urgent THEN 'u'"
+    "   ELSE '' END || d.weight, '+'"
     "   ORDER BY d.drawer) FROM throttle_drawers d"
     "   WHERE d.phone_number_id = b.phone_number_id"
     "   AND d.until_at > clock_timestamp()), '-')"
@@ -167,7 +169,7 @@ run(struct wa_cluster *c, const char *sql, int n, const char *const *p)
 struct wa_lease *
 wa_lease_open(struct wa_cluster *c, struct wa_bucket *host,
     const char *number, double rate, int64_t burst, int64_t lease_ns,
-    int weight)
+    int weight, int urgent)
 {
 	struct wa_lease *l = wa_alloc(sizeof *l);
 	char name[64] = "";
@@ -179,8 +181,10 @@ wa_lease_open(struct wa_cluster *c, struct wa_bucket *host,
 	l->burst = burst > 0 ? burst : wa_bucket_default_burst(l->rate);
 	l->lease_ns = lease_ns;
 	l->weight = weight;
+	l->urgent = urgent;
 	l->frac = 1;
-	if (c == NULL && (l->share = wa_share_open(number, weight)) == NULL)
+	if (c == NULL && (l->share = wa_share_open(number, weight, urgent)) ==
+	    NULL)
 		wa_die(EX_CONFIG, "cannot share %s's rate: set WA_STATE_DIR",
 		    number);
 	gethostname(name, sizeof name - 1);
@@ -224,7 +228,7 @@ lease(struct wa_lease *l)
 {
 	char secs[32], rate[32], burst[32], weight[16];
 	const char *p[] = { l->number, secs, rate, burst, l->drawer,
-	    weight };
+	    weight, l->urgent ? "t" : "f" };
 	int64_t sent = wa_now_ns(), got, paused;
 	PGresult *res;
 
@@ -233,7 +237,7 @@ lease(struct wa_lease *l)
 	snprintf(burst, sizeof burst, "%lld", (long long)l->burst);
 	snprintf(weight, sizeof weight, "%d", l->weight > 0 ? l->weight : 1);
 	l->n = l->used = 0;
-	if ((res = run(l->c, lease_sql, 6, p)) == NULL)
+	if ((res = run(l->c, lease_sql, 7, p)) == NULL)
 		return -1;
 	got = wa_now_ns();
 	l->first = got + ns_of(PQgetvalue(res, 0, 0), 1);
@@ -267,6 +271,8 @@ host_take(struct wa_lease *l)
 	l->frac = wa_share_now(l->share, now);
 	if (l->frac >= 1)
 		return wa_bucket_take(l->host);
+	if (l->frac <= 0)
+		return WA_SHARE_ACTIVE_NS / 5;	/* an urgent one draws */
 	rate = wa_bucket_rate(l->host, &burst) * l->frac;
 	every = (int64_t)(1e9 / rate) + 1;
 	burst = (int64_t)(burst * l->frac + 0.5);
