@@ -163,6 +163,30 @@ like "$(wa-throttle --cluster --show --number "$NUM")" \
     "^$NUM +80 +80 +8 +- +10% +- +cluster" 'cluster: --show, the reserve'
 is "$(sql "select reserve from throttle_buckets")" 0.1 'cluster: on the row'
 
+# wa-campaign run gives wa-throttle its campaign's weight and priority.
+. "$(dirname "$0")/fake.sh"
+fake_start --rate 0
+fresh
+ca=$(campaign 80)
+cb=$(campaign 80)
+sql "update campaigns set weight = 3 where id = $cb"
+bg wa-campaign run "$ca" -r 80 2>"$T/runa"
+pa=$!
+bg wa-campaign run "$cb" -r 80 2>"$T/runb"
+pb=$!
+ok "wa-campaign run: its throttles draw by the campaigns' weights" \
+    wait_for 30 drawing_is 1+3
+exits 0 '... the first completes' wait "$pa"
+exits 0 '... and the second' wait "$pb"
+cc=$(campaign 40)
+sql "update campaigns set priority = 'urgent' where id = $cc"
+bg wa-campaign run "$cc" -r 80 2>"$T/runc"
+pc=$!
+ok "... and an urgent campaign's throttle is urgent" wait_for 30 \
+    drawing_is u1
+exits 0 '... which completes' wait "$pc"
+fake_stop
+
 # Usage.
 for w in 0 1001 x ''; do
 	exits 64 "--weight '$w' is a usage error" wa-throttle --weight "$w" \
