@@ -11,8 +11,9 @@
  * number's rate, less its reserve (--reserve), is shared by weight
  * (--weight) between the processes drawing from it: each paces itself at
  * its share, and one with nothing to send leaves its share to the others
- * within half a second; while an --urgent one draws, the others wait. With --pause, --set-rate or --set-reserve it
- * changes a bucket and exits.
+ * within half a second; while an --urgent one draws, the others wait.
+ * With --pause, --set-rate or --set-reserve it changes a bucket and
+ * exits.
  *
  * Stopping is draining: after SIGTERM or SIGINT it takes no more tokens
  * and passes on at once the line it holds and every line still in its
