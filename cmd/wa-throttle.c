@@ -7,8 +7,13 @@
  * its phone_number_id (or of --number, which reads any lines, unparsed).
  * The bucket of a number is shared by every process on the host
  * (WA_STATE_DIR) and, with --cluster, by every host (Postgres). It holds
- * one line at a time: while it waits, its input pipe fills. With --pause
- * or --set-rate it changes a bucket and exits.
+ * one line at a time: while it waits, its input pipe fills. The
+ * number's rate, less its reserve (--reserve), is shared by weight
+ * (--weight) between the processes drawing from it: each paces itself at
+ * its share, and one with nothing to send leaves its share to the others
+ * within half a second; while an --urgent one draws, the others wait.
+ * With --pause, --set-rate or --set-reserve it changes a bucket and
+ * exits.
  *
  * Stopping is draining: after SIGTERM or SIGINT it takes no more tokens
  * and passes on at once the line it holds and every line still in its
@@ -41,6 +46,7 @@
 #include "records/json.h"
 #include "records/request.h"
 #include "api/bucket.h"
+#include "api/share.h"
 #include "pg/lease.h"
 #include "pg/pg.h"
 
@@ -73,8 +79,13 @@ static struct {
 	long long	 pg_timeout;
 	int		 show;
 	int		 create;
+	int		 weight;
+	double		 reserve;	/* -1: not given */
+	int		 set_reserve;
+	int		 urgent;
 } opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0, WA_PG_TIMEOUT, 0,
-    0 };
+    0, 1, -1, 0, 0 };
+static int control_only;	/* changes a bucket and exits */
 
 static struct number numbers[MAX_NUMBERS];
 static int nnumbers;
@@ -86,12 +97,14 @@ usage(FILE *f, int status)
 {
 	fprintf(f, "usage: wa-throttle [-r rate] [-b burst] [--number id] "
 	    "[--reject file]\n"
+	    "                  [--weight n] [--urgent] [--reserve percent]\n"
 	    "                  [--metrics file [--metrics-label name=value]]\n"
 	    "                  [--cluster [-d conninfo] [--lease-ms ms] "
 	    "[--pg-timeout secs]]\n"
 	    "       wa-throttle --number id [--set-rate rate [-b burst] "
 	    "[--create]]\n"
-	    "                  [--pause ms] [--cluster [-d conninfo]]\n"
+	    "                  [--pause ms] [--set-reserve percent] "
+	    "[--cluster [-d conninfo]]\n"
 	    "       wa-throttle --show [--number id] "
 	    "[--cluster [-d conninfo]]\n"
 	    "       wa-throttle -h | --help | --version\n");
@@ -130,7 +143,11 @@ number(const char *id)
 	nnumbers++;
 	nb->id = wa_strdup(id);
 	nb->l = wa_lease_open(cluster, nb->b, id, opt.rate, opt.burst,
-	    opt.lease_ms * 1000000);
+	    opt.lease_ms * 1000000, control_only ? 0 : opt.weight,
+	    opt.urgent);
+	if (!control_only && opt.reserve >= 0 && wa_lease_set_reserve(nb->l,
+	    opt.reserve) < 0)
+		wa_warn("%s: the reserve is not set: postgres is down", id);
 	wa_bucket_stats(nb->b, &st);
 	differs = opt.burst && st.burst != opt.burst;
 	if (opt.rate_given && fabs(st.base - opt.rate) > opt.rate / 1000)
@@ -169,6 +186,10 @@ report(void)
 		    (unsigned long long)nb->passed, nb->waited / 1e9,
 		    (unsigned long long)nb->pauses, st.rate,
 		    (long long)st.burst, cluster ? " (cluster)" : "");
+		if (st.share < 1)
+			wa_warn("%s: its share %g/s (weight %d, reserve %g%%)",
+			    nb->id, st.rate * st.share, opt.weight,
+			    st.reserve * 100);
 	}
 	if (nnumbers == 0)
 		wa_warn("no line yet");
@@ -260,8 +281,13 @@ static void
 show_line(const char *id, const struct wa_bucket_stats *st,
     const char *where)
 {
-	printf("%-16s %10.6g %10.6g %7lld  %-20s  %s\n", id, st->rate,
-	    st->base, (long long)st->burst, until_text(st->paused_ms), where);
+	char reserve[16] = "-";
+
+	if (st->reserve > 0)
+		snprintf(reserve, sizeof reserve, "%g%%", st->reserve * 100);
+	printf("%-16s %10.6g %10.6g %7lld  %-20s %7s  %-10s  %s\n", id,
+	    st->rate, st->base, (long long)st->burst,
+	    until_text(st->paused_ms), reserve, st->drawing, where);
 }
 
 static void
@@ -290,11 +316,13 @@ show(void)
 	struct dirent **names = NULL;
 	struct wa_buf path = { 0 };
 	struct wa_bucket *b;
+	struct wa_share *sh;
 	const char *dir = wa_bucket_dir();
 	int i, n, found = 0;
 
-	printf("%-16s %10s %10s %7s  %-20s  %s\n", "number", "rate/s",
-	    "own/s", "burst", "paused_until", "where");
+	printf("%-16s %10s %10s %7s  %-20s %7s  %-10s  %s\n", "number",
+	    "rate/s", "own/s", "burst", "paused_until", "reserve", "drawing",
+	    "where");
 	if (cluster != NULL) {
 		found = wa_cluster_buckets(cluster, opt.number, show_row);
 	} else if ((n = scandir(dir, &names, bucket_file, alphasort)) >= 0) {
@@ -304,6 +332,12 @@ show(void)
 			if ((opt.number == NULL || strcmp(id, opt.number) ==
 			    0) && (b = wa_bucket_find(id)) != NULL) {
 				wa_bucket_stats(b, &st);
+				if ((sh = wa_share_open(id, 0, 0)) != NULL) {
+					st.reserve = wa_share_reserve(sh);
+					wa_share_drawing(sh, st.drawing,
+					    sizeof st.drawing);
+					wa_share_close(sh);
+				}
 				path.len = 0;
 				wa_buf_printf(&path, "%s/%s", dir,
 				    names[i]->d_name);
@@ -342,6 +376,7 @@ static int
 exists(struct wa_bucket_stats *st)
 {
 	struct wa_bucket *b;
+	struct wa_share *sh;
 
 	if (cluster != NULL) {
 		if (wa_cluster_buckets(cluster, opt.number, copy_row) <= 0)
@@ -353,6 +388,10 @@ exists(struct wa_bucket_stats *st)
 		return 0;
 	wa_bucket_stats(b, st);
 	wa_bucket_close(b);
+	if ((sh = wa_share_open(opt.number, 0, 0)) != NULL) {
+		st->reserve = wa_share_reserve(sh);
+		wa_share_close(sh);
+	}
 	return 1;
 }
 
@@ -372,6 +411,11 @@ control(void)
 	if (!wa_number_id_valid(opt.number))
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
 	there = exists(&was);
+	if (opt.set_reserve && !there && !opt.create) {
+		wa_warn("number %s has no bucket on %s: check the number",
+		    opt.number, cluster ? "the cluster" : "this host");
+		return EX_USAGE;
+	}
 	if (opt.set_rate > 0 && !there && !opt.create) {
 		wa_warn("number %s has no bucket on %s: check the number, or "
 		    "add --create to make one at %g/s", opt.number, cluster ?
@@ -397,6 +441,13 @@ control(void)
 			    (long long)(opt.burst ? opt.burst :
 			    wa_bucket_default_burst(opt.set_rate)));
 	}
+	if (opt.reserve >= 0) {
+		if (wa_lease_set_reserve(nb->l, opt.reserve) < 0)
+			return EX_UNAVAILABLE;
+		wa_warn("number %s: %s bucket keeps %g%% of its rate back, "
+		    "%g%% before", opt.number, where, opt.reserve * 100,
+		    was.reserve * 100);
+	}
 	if (opt.pause_ms > 0) {
 		if (wa_lease_pause(nb->l, opt.pause_ms) < 0)
 			return EX_UNAVAILABLE;
@@ -405,6 +456,21 @@ control(void)
 		    until_text(opt.pause_ms));
 	}
 	return 0;
+}
+
+/* --reserve: a percentage, "10%" or "10", from 0 to 99. */
+static double
+reserve_of(const char *s)
+{
+	char buf[32];
+	size_t n = strlen(s);
+
+	if (n > 0 && n < sizeof buf && s[n - 1] == '%') {
+		memcpy(buf, s, n - 1);
+		buf[n - 1] = '\0';
+		s = buf;
+	}
+	return wa_fnum(s, 0, WA_SHARE_RESERVE_MAX * 100, "reserve") / 100;
 }
 
 /* The number a record goes out on, or NULL after rejecting it. */
@@ -446,9 +512,13 @@ main(int argc, char **argv)
 		{ "number", required_argument, NULL, 'N' },
 		{ "pause", required_argument, NULL, 'P' },
 		{ "reject", required_argument, NULL, 'j' },
+		{ "reserve", required_argument, NULL, 'R' },
 		{ "set-rate", required_argument, NULL, 'S' },
+		{ "set-reserve", required_argument, NULL, 'X' },
 		{ "show", no_argument, NULL, 's' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "urgent", no_argument, NULL, 'U' },
+		{ "weight", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct wa_input in;
@@ -511,6 +581,18 @@ main(int argc, char **argv)
 			*(c == 'r' ? &opt.rate : &opt.set_rate) = rate;
 			opt.rate_given |= c == 'r';
 			break;
+		case 'R':
+		case 'X':
+			opt.reserve = reserve_of(optarg);
+			opt.set_reserve |= c == 'X';
+			break;
+		case 'U':
+			opt.urgent = 1;
+			break;
+		case 'W':
+			opt.weight = wa_num(optarg, 1, WA_SHARE_WEIGHT_MAX,
+			    "weight");
+			break;
 		case 'V':
 			wa_version();
 		default:
@@ -518,24 +600,27 @@ main(int argc, char **argv)
 		}
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
-	if ((opt.pause_ms || opt.set_rate) && opt.number == NULL) {
+	if ((opt.pause_ms || opt.set_rate || opt.set_reserve) &&
+	    opt.number == NULL) {
 		wa_warn("%s needs --number ID: the phone number id whose "
 		    "bucket to change (wa-throttle --show lists them)",
-		    opt.set_rate ? "--set-rate" : "--pause");
+		    opt.set_rate ? "--set-rate" : opt.pause_ms ? "--pause" :
+		    "--set-reserve");
 		usage(stderr, EX_USAGE);
 	}
 	if (opt.create && !opt.set_rate) {
 		wa_warn("--create goes with --set-rate");
 		usage(stderr, EX_USAGE);
 	}
-	if (opt.show && (opt.pause_ms || opt.set_rate)) {
-		wa_warn("--show changes nothing: use it apart from --set-rate "
-		    "and --pause");
+	if (opt.show && (opt.pause_ms || opt.set_rate || opt.reserve >= 0)) {
+		wa_warn("--show changes nothing: use it apart from --set-rate, "
+		    "--set-reserve and --pause");
 		usage(stderr, EX_USAGE);
 	}
 	if (opt.cluster)
 		cluster = wa_cluster_open(opt.conninfo, opt.pg_timeout);
-	if (opt.show || opt.pause_ms || opt.set_rate) {
+	control_only = opt.pause_ms || opt.set_rate || opt.set_reserve;
+	if (opt.show || control_only) {
 		status = opt.show ? show() : control();
 		wa_cluster_close(cluster);
 		return status;

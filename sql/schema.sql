@@ -571,6 +571,109 @@ BEGIN
 END
 $$;
 
+-- wa-throttle --cluster, fair share: reserve is the part of the
+-- number's rate kept back for live conversations (--reserve); a drawer
+-- is one wa-throttle (host:pid) drawing tokens from the number, with its
+-- campaign's weight, counted until until_at (the end of its lease and a
+-- little more: it is back for more by then while it has lines).
+ALTER TABLE throttle_buckets ADD COLUMN IF NOT EXISTS reserve
+	double precision NOT NULL DEFAULT 0
+	CHECK (reserve >= 0 AND reserve < 1);
+
+CREATE TABLE IF NOT EXISTS throttle_drawers (
+	phone_number_id	text NOT NULL,
+	drawer		text NOT NULL,
+	weight		integer NOT NULL CHECK (weight BETWEEN 1 AND 1000),
+	urgent		boolean NOT NULL DEFAULT false,
+	until_at	timestamptz NOT NULL,
+	PRIMARY KEY (phone_number_id, drawer)
+);
+
+-- As throttle_lease above, for a drawer p_drawer of weight p_weight: the
+-- number's rate less its reserve is shared by weight between the drawers
+-- counted now (the urgent ones only, while one is counted), and the
+-- caller gets its share's worth: n tokens, every_s apart, which take
+-- n / (rate less reserve) of the row's time. share: its part (0 to 1) of
+-- the rate less the reserve; 0 (while an urgent drawer draws): n = 0,
+-- ask again in wait_s. A drawer gone quiet for a minute is forgotten.
+CREATE OR REPLACE FUNCTION throttle_lease(p_number text,
+    p_seconds double precision, p_rate double precision, p_burst integer,
+    p_drawer text, p_weight integer, p_urgent boolean,
+    OUT wait_s double precision, OUT n integer,
+    OUT every_s double precision, OUT end_s double precision,
+    OUT paused_s double precision, OUT cur_rate double precision,
+    OUT cur_burst integer, OUT cur_reserve double precision,
+    OUT share double precision)
+LANGUAGE plpgsql AS $$
+DECLARE
+	b	throttle_buckets;
+	t	timestamptz;
+	tau	double precision;
+	eff	double precision;	-- the rate less the reserve
+	mine	double precision;	-- the caller's share of it
+	start	timestamptz;
+BEGIN
+	INSERT INTO throttle_buckets (phone_number_id, rate, burst, tat)
+	VALUES (p_number, p_rate, p_burst, clock_timestamp() +
+	    make_interval(secs => (p_burst - 1) / p_rate))
+	ON CONFLICT DO NOTHING;
+	SELECT * INTO b FROM throttle_buckets
+	WHERE phone_number_id = p_number FOR UPDATE;
+	t := clock_timestamp();
+	DELETE FROM throttle_drawers d WHERE d.phone_number_id = p_number
+	    AND d.until_at < t - interval '1 minute';
+	SELECT CASE WHEN bool_or(d.urgent) AND NOT p_urgent THEN 0
+	    ELSE p_weight::double precision / (p_weight + coalesce(sum(d.weight)
+	    FILTER (WHERE d.urgent OR NOT p_urgent), 0)) END INTO share
+	FROM throttle_drawers d WHERE d.phone_number_id = p_number
+	    AND d.drawer <> p_drawer AND d.until_at > t;
+	eff := b.rate * (1 - b.reserve);
+	cur_rate := b.rate;
+	cur_burst := b.burst;
+	cur_reserve := b.reserve;
+	paused_s := CASE WHEN b.paused_until > t
+	    THEN extract(epoch FROM b.paused_until - t) ELSE 0 END;
+	IF share = 0 THEN
+		-- Waits for the urgent drawers: asks again in a lease's time.
+		wait_s := 2 * p_seconds;
+		n := 0;
+		every_s := p_seconds;
+		end_s := 0;
+		INSERT INTO throttle_drawers AS d (phone_number_id, drawer,
+		    weight, urgent, until_at)
+		VALUES (p_number, p_drawer, p_weight, p_urgent,
+		    t + make_interval(secs => p_seconds + 0.5))
+		ON CONFLICT (phone_number_id, drawer) DO UPDATE
+		SET weight = excluded.weight, urgent = excluded.urgent,
+		    until_at = excluded.until_at;
+		RETURN;
+	END IF;
+	mine := eff * share;
+	tau := (b.burst - 1) / eff;
+	n := greatest(1, ceil(mine * p_seconds))::integer;
+	start := greatest(b.tat, t,
+	    b.paused_until + make_interval(secs => tau));
+	wait_s := extract(epoch FROM start - t) - tau;
+	IF wait_s > p_seconds THEN
+		n := 0;
+	ELSE
+		UPDATE throttle_buckets
+		SET tat = start + make_interval(secs => n / eff),
+		    leases = leases + 1, leased = leased + n, updated_at = t
+		WHERE phone_number_id = p_number;
+	END IF;
+	every_s := 1 / mine;
+	end_s := extract(epoch FROM start - t) + n * every_s;
+	INSERT INTO throttle_drawers AS d (phone_number_id, drawer, weight,
+	    urgent, until_at)
+	VALUES (p_number, p_drawer, p_weight, p_urgent,
+	    t + make_interval(secs => greatest(end_s, p_seconds) + 0.5))
+	ON CONFLICT (phone_number_id, drawer) DO UPDATE
+	SET weight = excluded.weight, urgent = excluded.urgent,
+	    until_at = excluded.until_at;
+END
+$$;
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
 INSERT INTO wapipe_schema (version) VALUES (3);

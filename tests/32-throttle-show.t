@@ -8,10 +8,10 @@
 echo '{"phone_number_id":"111"}' | wa-throttle -r 40 >/dev/null
 wa-throttle --show >"$T/show" 2>"$T/err"
 is $? 0 '--show exits 0'
-like "$(head -1 "$T/show")" '^number +rate/s +own/s +burst +paused_until +where$' \
+like "$(head -1 "$T/show")" '^number +rate/s +own/s +burst +paused_until +reserve +drawing +where$' \
     'a header line'
-like "$(grep '^111 ' "$T/show")" "^111 +40 +40 +4 +- +$WA_STATE_DIR/bucket-111\$" \
-    'the bucket: rate, own rate, burst, no pause, its file'
+like "$(grep '^111 ' "$T/show")" "^111 +40 +40 +4 +- +- +- +$WA_STATE_DIR/bucket-111\$" \
+    'the bucket: rate, own rate, burst, no pause, no reserve, nobody drawing, its file'
 
 wa-throttle --number 111 --set-rate 30 -b 2 2>"$T/err"
 is $? 0 '--set-rate on an existing bucket exits 0'
@@ -73,7 +73,7 @@ fi
 pg_start
 echo '{"phone_number_id":"211"}' | wa-throttle --cluster -r 50 >/dev/null
 wa-throttle --cluster --show >"$T/show"
-like "$(grep '^211 ' "$T/show")" '^211 +50 +50 +5 +- +cluster$' \
+like "$(grep '^211 ' "$T/show")" '^211 +50 +50 +5 +- +- +- +cluster$' \
     '--cluster --show: the row, where: cluster'
 wa-throttle --cluster --number 212 --set-rate 20 2>"$T/err"
 is $? 64 '--cluster --set-rate on a number without a row exits 64'

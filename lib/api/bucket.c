@@ -115,8 +115,8 @@ wa_results_dir(void)
  * Makes the state directory. Under /tmp anyone may have made it first:
  * it must then be ours, a real directory, and writable by us alone.
  */
-static int
-make_dir(void)
+int
+wa_bucket_dir_make(void)
 {
 	struct stat st;
 
@@ -140,8 +140,9 @@ make_dir(void)
 	return 0;
 }
 
-static void
-boot_id(char *id, size_t n)
+/* This boot's id, which a CLOCK_MONOTONIC time is only good within. */
+void
+wa_boot_id(char *id, size_t n)
 {
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 
@@ -205,7 +206,7 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 		wa_warn("'%s' is not a phone number id", number);
 		return NULL;
 	}
-	if (make_dir() < 0)
+	if (wa_bucket_dir_make() < 0)
 		return NULL;
 	wa_buf_printf(&path, "%s/bucket-%s", dir, number);
 	fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -224,7 +225,7 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 		close(fd);
 		return NULL;
 	}
-	boot_id(boot, sizeof boot);
+	wa_boot_id(boot, sizeof boot);
 	fresh = s->magic != MAGIC || s->size != sizeof *s;
 	if (fresh) {
 		if (rate <= 0)
@@ -414,6 +415,14 @@ wa_bucket_climb(struct wa_bucket *b, double step, int64_t ns)
 	return 1e9 / want;
 }
 
+/* The rate in force, tokens per second, and the burst: cheap. */
+double
+wa_bucket_rate(struct wa_bucket *b, int64_t *burst)
+{
+	*burst = atomic_load(&b->s->burst);
+	return 1e9 / atomic_load(&b->s->interval);
+}
+
 void
 wa_bucket_stats(struct wa_bucket *b, struct wa_bucket_stats *st)
 {
@@ -426,6 +435,9 @@ wa_bucket_stats(struct wa_bucket *b, struct wa_bucket_stats *st)
 	st->passed = atomic_load(&b->s->passed);
 	st->waited_ns = atomic_load(&b->s->waited_ns);
 	st->pauses = atomic_load(&b->s->pauses);
+	st->reserve = 0;
+	st->share = 1;
+	snprintf(st->drawing, sizeof st->drawing, "-");
 }
 
 void

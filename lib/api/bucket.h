@@ -24,6 +24,10 @@ struct wa_bucket_stats {
 	uint64_t	passed;		/* tokens taken, by every process */
 	uint64_t	waited_ns;	/* time spent waiting, every process */
 	uint64_t	pauses;		/* pauses asked for */
+	/* Filled by pg/lease.h, not here: */
+	double		reserve;	/* the part of rate kept back */
+	double		share;		/* this process's part of rate */
+	char		drawing[48];	/* weights drawing now: "1+3", "-" */
 };
 
 #define WA_RUN_PARENT "/run"
@@ -34,6 +38,9 @@ struct wa_bucket_stats {
 const char *wa_bucket_dir(void);
 /* WA_RESULTS_DIR, or the default, which survives a reboot. */
 const char *wa_results_dir(void);
+/* Makes the state directory: 0, or -1 after a message. */
+int wa_bucket_dir_make(void);
+void wa_boot_id(char *id, size_t n);
 int64_t wa_bucket_default_burst(double rate);
 /* The bucket of number, made with rate and burst (0: default) if new. */
 struct wa_bucket *wa_bucket_open(const char *number, double rate,
@@ -49,6 +56,7 @@ void wa_bucket_set_rate(struct wa_bucket *b, double rate, int64_t burst);
 /* Adaptive rate: the new rate, or 0 when unchanged. */
 double wa_bucket_cut(struct wa_bucket *b, double factor);
 double wa_bucket_climb(struct wa_bucket *b, double step, int64_t ns);
+double wa_bucket_rate(struct wa_bucket *b, int64_t *burst);
 void wa_bucket_stats(struct wa_bucket *b, struct wa_bucket_stats *st);
 void wa_bucket_close(struct wa_bucket *b);
 

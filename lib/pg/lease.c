@@ -17,14 +17,24 @@
  * not pass on stay claimed, for wa-reconcile). A cut of the host's rate
  * by wa-send (adaptive rate) holds this host back further: its tokens
  * must then come from both.
+ *
+ * The rate is shared by weight between the processes drawing from the
+ * number (one per campaign), less its reserve. On a host each paces
+ * itself at its share (api/share.c) under the bucket, which still caps
+ * them all. In a cluster each lease says who draws (host:pid) and with
+ * what weight (throttle_drawers), and the row gives the process its
+ * share's worth of tokens, spaced at its share; the reserve is the
+ * row's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "core/sig.h"
 #include "api/bucket.h"
+#include "api/share.h"
 #include "pg/lease.h"
 #include "pg/pg.h"
 
@@ -48,11 +58,30 @@ struct wa_lease {
 	int64_t	 retry_at;	/* no lease to be had before this */
 	int64_t	 paused_until;	/* the row's pause, as last seen */
 	int	 have;		/* a leased token, waiting for the host's */
+	int	 weight;	/* its share of the number's rate, by weight */
+	int	 urgent;	/* the others wait while it draws */
+	struct wa_share *share;	/* on a host: the number's share file */
+	int64_t	 tat;		/* on a host: its own pace, at its share */
+	double	 frac;		/* its part of the rate, last seen */
+	double	 reserve;	/* in a cluster: the row's, last seen */
+	char	 drawer[96];	/* in a cluster: host:pid */
 };
 
 static const char *lease_sql =
-    "SELECT wait_s, n, every_s, end_s, paused_s, cur_rate, cur_burst"
-    " FROM throttle_lease($1, $2, $3, $4)";
+    "SELECT wait_s, n, every_s, end_s, paused_s, cur_rate, cur_burst,"
+    "  cur_reserve, share"
+    " FROM throttle_lease($1, $2, $3, $4, $5, $6, $7)";
+
+static const char *reserve_sql =
+    "INSERT INTO throttle_buckets AS b (phone_number_id, rate, burst,"
+    "  reserve)"
+    " VALUES ($1, $2, $3, $4)"
+    " ON CONFLICT (phone_number_id) DO UPDATE"
+    " SET reserve = excluded.reserve, updated_at = now()";
+
+static const char *gone_sql =
+    "DELETE FROM throttle_drawers WHERE phone_number_id = $1"
+    " AND drawer = $2";
 
 static const char *pause_sql =
     "INSERT INTO throttle_buckets AS b (phone_number_id, rate, burst,"
@@ -72,8 +101,13 @@ static const char *rate_sql =
 static const char *show_sql =
     "SELECT phone_number_id, rate, burst,"
     "  CASE WHEN paused_until > clock_timestamp() THEN"
-    "   extract(epoch FROM paused_until - clock_timestamp()) ELSE 0 END"
-    " FROM throttle_buckets"
+    "   extract(epoch FROM paused_until - clock_timestamp()) ELSE 0 END,"
+    "  reserve, coalesce((SELECT string_agg(CASE WHEN d.urgent THEN 'u'"
+    "   ELSE '' END || d.weight, '+'"
+    "   ORDER BY d.drawer) FROM throttle_drawers d"
+    "   WHERE d.phone_number_id = b.phone_number_id"
+    "   AND d.until_at > clock_timestamp()), '-')"
+    " FROM throttle_buckets b"
     " WHERE $1::text IS NULL OR phone_number_id = $1"
     " ORDER BY phone_number_id";
 
@@ -127,14 +161,18 @@ run(struct wa_cluster *c, const char *sql, int n, const char *const *p)
  * The tokens of number for this process: from host, the number's bucket
  * on this host, or when c is not NULL from the cluster's row, made with
  * rate and burst if it is missing (an existing row keeps its own), in
- * leases of lease_ns. In a cluster, the host's pauses (made by wa-send)
- * still hold this process at once, and go on to every host.
+ * leases of lease_ns; shared with the number's other processes by
+ * weight (0: it only looks or changes). In a cluster, the host's pauses
+ * (made by wa-send) still hold this process at once, and go on to every
+ * host. Exits 78 when the host's share file cannot be used.
  */
 struct wa_lease *
 wa_lease_open(struct wa_cluster *c, struct wa_bucket *host,
-    const char *number, double rate, int64_t burst, int64_t lease_ns)
+    const char *number, double rate, int64_t burst, int64_t lease_ns,
+    int weight, int urgent)
 {
 	struct wa_lease *l = wa_alloc(sizeof *l);
+	char name[64] = "";
 
 	l->c = c;
 	l->host = host;
@@ -142,14 +180,35 @@ wa_lease_open(struct wa_cluster *c, struct wa_bucket *host,
 	l->rate = rate > 0 ? rate : WA_BUCKET_RATE;
 	l->burst = burst > 0 ? burst : wa_bucket_default_burst(l->rate);
 	l->lease_ns = lease_ns;
+	l->weight = weight;
+	l->urgent = urgent;
+	l->frac = 1;
+	if (c == NULL && (l->share = wa_share_open(number, weight, urgent)) ==
+	    NULL)
+		wa_die(EX_CONFIG, "cannot share %s's rate: set WA_STATE_DIR",
+		    number);
+	gethostname(name, sizeof name - 1);
+	snprintf(l->drawer, sizeof l->drawer, "%s:%ld", name,
+	    (long)getpid());
 	return l;
 }
 
+/* Gives its share back: the number's other processes take it at once. */
 void
 wa_lease_close(struct wa_lease *l)
 {
+	const char *p[2];
+	PGresult *res;
+
 	if (l == NULL)
 		return;
+	if (l->c != NULL && l->weight > 0 && !wa_cluster_down(l->c)) {
+		p[0] = l->number;
+		p[1] = l->drawer;
+		if ((res = wa_pg_try(l->c->db, NULL, gone_sql, 2, p)) != NULL)
+			PQclear(res);
+	}
+	wa_share_close(l->share);
 	free(l->number);
 	free(l);
 }
@@ -167,16 +226,18 @@ ns_of(const char *s, int up)
 static int
 lease(struct wa_lease *l)
 {
-	char secs[32], rate[32], burst[32];
-	const char *p[] = { l->number, secs, rate, burst };
+	char secs[32], rate[32], burst[32], weight[16];
+	const char *p[] = { l->number, secs, rate, burst, l->drawer,
+	    weight, l->urgent ? "t" : "f" };
 	int64_t sent = wa_now_ns(), got, paused;
 	PGresult *res;
 
 	snprintf(secs, sizeof secs, "%.9f", l->lease_ns / 1e9);
 	snprintf(rate, sizeof rate, "%.17g", l->rate);
 	snprintf(burst, sizeof burst, "%lld", (long long)l->burst);
+	snprintf(weight, sizeof weight, "%d", l->weight > 0 ? l->weight : 1);
 	l->n = l->used = 0;
-	if ((res = run(l->c, lease_sql, 4, p)) == NULL)
+	if ((res = run(l->c, lease_sql, 7, p)) == NULL)
 		return -1;
 	got = wa_now_ns();
 	l->first = got + ns_of(PQgetvalue(res, 0, 0), 1);
@@ -189,7 +250,40 @@ lease(struct wa_lease *l)
 	l->paused_until = paused > 0 ? got + paused : 0;
 	l->rate = atof(PQgetvalue(res, 0, 5));
 	l->burst = atoll(PQgetvalue(res, 0, 6));
+	l->reserve = atof(PQgetvalue(res, 0, 7));
+	l->frac = atof(PQgetvalue(res, 0, 8)) * (1 - l->reserve);
 	PQclear(res);
+	return 0;
+}
+
+/*
+ * On a host: its own pace at its share of the rate in force (a burst of
+ * its share of the bucket's), then a token from the bucket, which holds
+ * every process to the rate. Alone and with no reserve, the bucket's
+ * pace is its own.
+ */
+static int64_t
+host_take(struct wa_lease *l)
+{
+	int64_t now = wa_now_ns(), burst, every, tau, ns;
+	double rate;
+
+	l->frac = wa_share_now(l->share, now);
+	if (l->frac >= 1)
+		return wa_bucket_take(l->host);
+	if (l->frac <= 0)
+		return WA_SHARE_ACTIVE_NS / 5;	/* an urgent one draws */
+	rate = wa_bucket_rate(l->host, &burst) * l->frac;
+	every = (int64_t)(1e9 / rate) + 1;
+	burst = (int64_t)(burst * l->frac + 0.5);
+	tau = (burst > 1 ? burst - 1 : 0) * every;
+	if (l->tat == 0)
+		l->tat = now + tau;	/* it starts empty, as the bucket */
+	if (l->tat - tau > now)
+		return l->tat - tau - now;
+	if ((ns = wa_bucket_take(l->host)) != 0)
+		return ns;
+	l->tat = (l->tat > now ? l->tat : now) + every;
 	return 0;
 }
 
@@ -221,7 +315,7 @@ wa_lease_take(struct wa_lease *l)
 	int64_t now, t, until;
 
 	if (l->c == NULL)
-		return wa_bucket_take(l->host);
+		return host_take(l);
 	now = wa_now_ns();
 	until = wa_bucket_paused_until(l->host);
 	if (until > now) {
@@ -258,15 +352,50 @@ wa_lease_paused_until(const struct wa_lease *l)
 	return until > l->paused_until ? until : l->paused_until;
 }
 
-/* The bucket's figures; in a cluster, rate and burst as last leased. */
+/*
+ * The bucket's figures; in a cluster, rate, burst and reserve as last
+ * leased. share: this process's part of the rate, as last seen.
+ */
 void
 wa_lease_stats(const struct wa_lease *l, struct wa_bucket_stats *st)
 {
 	wa_bucket_stats(l->host, st);
+	st->share = l->frac;
 	if (l->c != NULL) {
 		st->rate = l->rate;
 		st->burst = l->burst;
+		st->reserve = l->reserve;
+	} else {
+		st->reserve = wa_share_reserve(l->share);
+		wa_share_drawing(l->share, st->drawing, sizeof st->drawing);
 	}
+}
+
+/*
+ * Keeps reserve (0 to 0.99) of the number's rate back for live
+ * conversations, on this host or on every host; 0, or -1 if Postgres is
+ * down.
+ */
+int
+wa_lease_set_reserve(struct wa_lease *l, double reserve)
+{
+	char rate[32], burst[32], r[32];
+	const char *p[] = { l->number, rate, burst, r };
+	PGresult *res;
+
+	if (l->c == NULL) {
+		wa_share_set_reserve(l->share, reserve);
+		return 0;
+	}
+	snprintf(rate, sizeof rate, "%.17g", l->rate);
+	snprintf(burst, sizeof burst, "%lld", (long long)l->burst);
+	snprintf(r, sizeof r, "%.6f", reserve);
+	if ((res = run(l->c, reserve_sql, 4, p)) == NULL)
+		return -1;
+	PQclear(res);
+	l->reserve = reserve;
+	l->n = l->used = 0;
+	return 0;
 }
 
 /*
@@ -345,6 +474,9 @@ wa_cluster_buckets(struct wa_cluster *c, const char *number,
 		st.burst = atoll(PQgetvalue(res, i, 2));
 		st.paused_ms = (int64_t)(atof(PQgetvalue(res, i, 3)) * 1000 +
 		    0.999);
+		st.reserve = atof(PQgetvalue(res, i, 4));
+		snprintf(st.drawing, sizeof st.drawing, "%s",
+		    PQgetvalue(res, i, 5));
 		if (each != NULL)
 			each(PQgetvalue(res, i, 0), &st);
 	}

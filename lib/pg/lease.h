@@ -26,13 +26,15 @@ int wa_cluster_buckets(struct wa_cluster *c, const char *number,
 
 /* Tokens of number: from host, or from the cluster c when not NULL. */
 struct wa_lease *wa_lease_open(struct wa_cluster *c, struct wa_bucket *host,
-    const char *number, double rate, int64_t burst, int64_t lease_ns);
+    const char *number, double rate, int64_t burst, int64_t lease_ns,
+    int weight, int urgent);
 /* 0 when a token was taken, ns to wait, or WA_LEASE_DOWN. */
 int64_t wa_lease_take(struct wa_lease *l);
 int64_t wa_lease_paused_until(const struct wa_lease *l);
 void wa_lease_stats(const struct wa_lease *l, struct wa_bucket_stats *st);
 int wa_lease_pause(struct wa_lease *l, int64_t ms);
 int wa_lease_set_rate(struct wa_lease *l, double rate, int64_t burst);
+int wa_lease_set_reserve(struct wa_lease *l, double reserve);
 void wa_lease_close(struct wa_lease *l);
 
 #endif

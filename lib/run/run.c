@@ -14,6 +14,9 @@
  * name (-r, -b, -j, --timeout-ms, --outage-after, --pg-timeout,
  * --stale-after, --unknown-after) or verbatim (--claim-opt and the
  * like); -d goes to the stages as DATABASE_URL, never in their argv.
+ * wa-throttle gets the campaign's weight and priority (--weight, and
+ * --urgent), read from its row at each round, so that campaigns on one
+ * number share its rate as their rows say.
  *
  * A stop (SIGINT, SIGTERM) goes on to the stages, which drain; run waits
  * for them and exits 75; a second stop is passed on too, and run then
@@ -88,6 +91,8 @@ static struct wa_meter meter;
 static struct wa_pg *db;
 static char rbuf[8192];
 static size_t rlen;
+static char weight[16] = "1";	/* the campaign's, at this round */
+static int urgent;
 
 static void
 usage(FILE *f, int status)
@@ -155,6 +160,12 @@ argv_of(int k, struct args *a)
 		add(a, "--once");
 	if (k == CLAIM || k == RECORD || k == RECONCILE)
 		addn(a, "--pg-timeout", opt.pg_timeout);
+	if (k == THROTTLE) {
+		add(a, "--weight");
+		add(a, weight);
+		if (urgent)
+			add(a, "--urgent");
+	}
 	if (k == RECONCILE) {
 		addn(a, "--stale-after", opt.stale);
 		addn(a, "--unknown-after", opt.unknown);
@@ -331,6 +342,22 @@ reconcile(void)
 	return 0;
 }
 
+/* The campaign's weight and priority, as its row says now. */
+static void
+share(void)
+{
+	const char *p[] = { opt.id };
+	PGresult *res;
+
+	res = wa_pg_need(db, NULL, "SELECT weight, priority = 'urgent'"
+	    " FROM campaigns WHERE id = $1", 1, p);
+	if (PQntuples(res) == 1) {
+		snprintf(weight, sizeof weight, "%s", PQgetvalue(res, 0, 0));
+		urgent = *PQgetvalue(res, 0, 1) == 't';
+	}
+	PQclear(res);
+}
+
 /*
  * One pipeline to the end: -1 to go on, or run's exit status. The
  * verdict: a stop; a halt (wa-send 75); Postgres or the API down (any
@@ -343,6 +370,7 @@ pipeline(void)
 	pid_t pids[4], pg = 0;
 	struct wa_snap s;
 
+	share();
 	for (i = 0; i < 3; i++)
 		if (pipe2(p[i], O_CLOEXEC) < 0)
 			wa_die(EX_OSERR, "pipe:");
