@@ -1,0 +1,3 @@
+build-clang/lib/core/err.o: lib/core/err.c lib/core/err.h
+
+lib/core/err.h:

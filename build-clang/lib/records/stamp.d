@@ -1,0 +1,3 @@
+build-clang/lib/records/stamp.o: lib/records/stamp.c lib/records/stamp.h
+
+lib/records/stamp.h:
