@@ -66,14 +66,11 @@ static const char *left_sql =
     "    AND r.phase = 0 AND r.status = 'pending'"
     "    AND r.next_attempt_at <= now()))"
     " FROM campaigns c LEFT JOIN LATERAL (SELECT l.max_people, l.period_s,"
-    "  (extract(epoch FROM min(k.opened_at) + make_interval(secs =>"
-    "  l.period_s) - now()) * 1000)::bigint AS ms"
-    "  FROM messaging_limits l JOIN limit_contacts k"
-    "  ON k.phone_number_id = l.phone_number_id"
-    "  AND k.opened_at > now() - make_interval(secs => l.period_s)"
+    "  (extract(epoch FROM u.frees_at - now()) * 1000)::bigint AS ms"
+    "  FROM messaging_limits l,"
+    "  LATERAL limit_used(l.phone_number_id, l.period_s, now()) u"
     "  WHERE l.phone_number_id = c.phone_number_id"
-    "  GROUP BY l.max_people, l.period_s"
-    "  HAVING count(*) >= l.max_people) f ON true"
+    "  AND u.used >= l.max_people) f ON true"
     " WHERE c.id = $1";
 
 /* Rows claimed but never written: back to pending, fenced, uncounted. */

@@ -369,8 +369,59 @@ CREATE TABLE IF NOT EXISTS limit_contacts (
 	PRIMARY KEY (phone_number_id, phone)
 );
 
-CREATE INDEX IF NOT EXISTS limit_contacts_opened
-	ON limit_contacts (phone_number_id, opened_at);
+-- How many people a limited number began a period with, by slice of
+-- time (a period has 1,440 slices: minutes of a day), so that a claim
+-- sums at most 1,441 rows, not every contact. A slice counts until its
+-- end is a period old: the count errs on the safe side by one slice.
+CREATE TABLE IF NOT EXISTS limit_usage (
+	phone_number_id	text NOT NULL,
+	slice		bigint NOT NULL,
+	n		integer NOT NULL,
+	PRIMARY KEY (phone_number_id, slice)
+);
+
+-- The slice of time t for a period of p seconds.
+CREATE OR REPLACE FUNCTION limit_slice(t timestamptz, p integer)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT floor(extract(epoch FROM t) / (p / 1440.0))::bigint
+$$;
+
+-- The people a number with period p has counted at t, and when the
+-- first of them stops counting (NULL: none counts).
+CREATE OR REPLACE FUNCTION limit_used(p_number text, p integer,
+    t timestamptz, OUT used bigint, OUT frees_at timestamptz)
+LANGUAGE sql STABLE AS $$
+	SELECT coalesce(sum(n), 0), to_timestamp((min(slice) + 1) *
+	    (p / 1440.0)) + make_interval(secs => p)
+	FROM limit_usage WHERE phone_number_id = p_number
+	    AND slice >= limit_slice(t - make_interval(secs => p), p)
+$$;
+
+-- wa-campaign limit: sets a number's limit (p_max NULL: unlimited) and
+-- period (NULL: kept, or a day), and counts again from its contacts in
+-- the period's slices; an unlimited number keeps no contacts.
+CREATE OR REPLACE FUNCTION messaging_limit_set(p_number text,
+    p_max integer, p_period integer) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	l	messaging_limits;
+BEGIN
+	INSERT INTO messaging_limits (phone_number_id, max_people, period_s)
+	VALUES (p_number, p_max, coalesce(p_period, 86400))
+	ON CONFLICT (phone_number_id) DO UPDATE
+	SET max_people = EXCLUDED.max_people, period_s =
+	    coalesce(p_period, messaging_limits.period_s), updated_at = now()
+	RETURNING * INTO l;
+	DELETE FROM limit_contacts WHERE phone_number_id = p_number
+	    AND (p_max IS NULL OR opened_at <= now() -
+	    make_interval(secs => l.period_s));
+	DELETE FROM limit_usage WHERE phone_number_id = p_number;
+	INSERT INTO limit_usage (phone_number_id, slice, n)
+	SELECT p_number, limit_slice(opened_at, l.period_s), count(*)
+	FROM limit_contacts WHERE phone_number_id = p_number
+	GROUP BY 2;
+END
+$$;
 
 -- People who must not be messaged: scope is a phone_number_id, or '*'
 -- for every number of the business. Added by hand (wa-campaign
@@ -383,6 +434,10 @@ CREATE TABLE IF NOT EXISTS suppressions (
 	added_at	timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (scope, phone)
 );
+
+-- What the claim asks of each row, the number's list and the business's
+-- at once: one descent of this index, not one of the key's per scope.
+CREATE INDEX IF NOT EXISTS suppressions_phone ON suppressions (phone);
 
 -- An inbound message whose whole text is one of these (trimmed, any
 -- case) opts its sender out of the number that received it.
@@ -452,8 +507,8 @@ $$;
 -- out ends suppressed, one outside its send window waits for it to open;
 -- a campaign waits while an urgent one on its number has rows due; on a
 -- limited number a person not messaged within the period is claimed only
--- while the number's count is under its limit (the limit's row locked:
--- one claim at a time counts, on every host). Returns the rows claimed.
+-- while the number's count (limit_used) is under its limit (the limit's
+-- row locked: one claim at a time counts, on every host). Returns the rows claimed.
 CREATE OR REPLACE FUNCTION wapipe_claim(p_campaign bigint, p_n integer)
 RETURNS TABLE (id bigint, attempt integer, phone text,
     template_params jsonb)
@@ -499,8 +554,7 @@ BEGIN
 	INTO x, s, w, g, gp
 	FROM (SELECT r.id, r.phone, r.nat, CASE
 	    WHEN r.exp <= t THEN 'x'
-	    WHEN EXISTS (SELECT 1 FROM suppressions z WHERE z.phone = r.phone
-	    AND z.scope IN (c.phone_number_id, '*')) THEN 's'
+	    WHEN z.hit THEN 's'
 	    WHEN window_open(t, r.zone, c.window_from, c.window_to) THEN 'g'
 	    WHEN window_opens(t, r.zone, c.window_from, c.window_to) >= r.exp
 	    THEN 'x'
@@ -512,7 +566,12 @@ BEGIN
 	    WHERE r.campaign_id = p_campaign AND r.phase = 0
 	    AND r.status = 'pending' AND r.next_attempt_at <= t
 	    ORDER BY r.next_attempt_at LIMIT p_n
-	    FOR UPDATE SKIP LOCKED) r) q;
+	    FOR UPDATE SKIP LOCKED) r
+	    -- A probe of the index per row (LIMIT 1): never a hash of the
+	    -- whole list, which the planner would build for EXISTS here.
+	    LEFT JOIN LATERAL (SELECT true AS hit FROM suppressions z
+	    WHERE z.phone = r.phone AND z.scope IN (c.phone_number_id, '*')
+	    LIMIT 1) z ON true) q;
 	IF x IS NOT NULL THEN
 		UPDATE campaign_recipients SET status = 'expired'
 		WHERE campaign_recipients.id = ANY(x);
@@ -535,9 +594,8 @@ BEGIN
 	FOR UPDATE;
 	IF FOUND THEN
 		since := t - make_interval(secs => lim.period_s);
-		SELECT count(*) INTO used FROM limit_contacts
-		WHERE phone_number_id = c.phone_number_id
-		    AND opened_at > since;
+		SELECT u.used INTO used
+		FROM limit_used(c.phone_number_id, lim.period_s, t) u;
 		-- People messaged within the period go free; the others in
 		-- order while the limit lasts.
 		SELECT array_agg(u.id ORDER BY u.o) FILTER (WHERE u.known
@@ -547,17 +605,26 @@ BEGIN
 		INTO g, np
 		FROM (SELECT u.*, count(*) FILTER (WHERE NOT u.known)
 		    OVER (ORDER BY u.o) AS nth
-		    FROM (SELECT u.id, u.phone, u.o, EXISTS (SELECT 1
-		    FROM limit_contacts k
+		    FROM (SELECT u.id, u.phone, u.o, k.hit IS NOT NULL AS known
+		    FROM unnest(g, gp) WITH ORDINALITY AS u(id, phone, o)
+		    LEFT JOIN LATERAL (SELECT true AS hit FROM limit_contacts k
 		    WHERE k.phone_number_id = c.phone_number_id
-		    AND k.phone = u.phone AND k.opened_at > since) AS known
-		    FROM unnest(g, gp) WITH ORDINALITY AS u(id, phone, o)) u) u;
+		    AND k.phone = u.phone AND k.opened_at > since LIMIT 1) k
+		    ON true) u) u;
 		IF np IS NOT NULL THEN
 			INSERT INTO limit_contacts (phone_number_id, phone,
 			    opened_at)
 			SELECT c.phone_number_id, p, t FROM unnest(np) p
 			ON CONFLICT (phone_number_id, phone)
 			DO UPDATE SET opened_at = EXCLUDED.opened_at;
+			INSERT INTO limit_usage AS u (phone_number_id, slice, n)
+			VALUES (c.phone_number_id, limit_slice(t, lim.period_s),
+			    cardinality(np))
+			ON CONFLICT (phone_number_id, slice)
+			DO UPDATE SET n = u.n + EXCLUDED.n;
+			DELETE FROM limit_usage
+			WHERE phone_number_id = c.phone_number_id
+			    AND slice < limit_slice(since, lim.period_s);
 		END IF;
 		IF g IS NULL THEN
 			RETURN;

@@ -3,11 +3,12 @@
  * (how many different people it may start conversations with in a
  * rolling period, Meta's tiers) is one row of messaging_limits, applied
  * by every claim (wapipe_claim); the people it has messaged within the
- * period are limit_contacts. The suppressions are the people no campaign
+ * period are limit_contacts, counted by slice of time in limit_usage. The suppressions are the people no campaign
  * may message, per number or for every number of the business ('*').
  *
- * Reads and writes messaging_limits, limit_contacts and suppressions
- * (Postgres); suppress import reads a file of numbers (pg/phonelist.c).
+ * Reads and writes messaging_limits, limit_contacts, limit_usage and
+ * suppressions (Postgres); suppress import reads a file of numbers
+ * (pg/phonelist.c).
  * Writes the limits, the list, or the count of numbers added or removed
  * on stdout. Returns 0, or 65 when import rejected lines; exits 64 on a
  * bad value, 66, 69, 74 and 75 as the file and Postgres say.
@@ -26,26 +27,16 @@
 /* Each limit: used and left in its period, and when a place frees. */
 static const char *limits_sql =
     "SELECT l.phone_number_id, coalesce(l.max_people::text, 'unlimited'),"
-    "  l.period_s, count(k.phone), coalesce((l.max_people - count(k.phone))"
-    "  ::text, 'unlimited'), coalesce(to_char((min(k.opened_at) +"
-    "  make_interval(secs => l.period_s)) AT TIME ZONE 'UTC',"
-    "  'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
-    " FROM messaging_limits l LEFT JOIN limit_contacts k"
-    "  ON k.phone_number_id = l.phone_number_id"
-    "  AND k.opened_at > now() - make_interval(secs => l.period_s)"
-    " WHERE $1::text IS NULL OR l.phone_number_id = $1"
-    " GROUP BY l.phone_number_id ORDER BY 1";
+    "  l.period_s, u.used, coalesce(greatest(l.max_people - u.used, 0)"
+    "  ::text, 'unlimited'), coalesce(to_char(u.frees_at AT TIME ZONE"
+    "  'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
+    " FROM messaging_limits l,"
+    "  LATERAL limit_used(l.phone_number_id, l.period_s, now()) u"
+    " WHERE $1::text IS NULL OR l.phone_number_id = $1 ORDER BY 1";
 
-/* Sets one; drops the contacts of no use any more. */
+/* Sets one (sql/schema.sql's messaging_limit_set). */
 static const char *set_limit_sql =
-    "WITH l AS (INSERT INTO messaging_limits (phone_number_id, max_people,"
-    "  period_s) VALUES ($1, $2::integer, coalesce($3::integer, 86400))"
-    "  ON CONFLICT (phone_number_id) DO UPDATE SET max_people ="
-    "  EXCLUDED.max_people, period_s = coalesce($3::integer,"
-    "  messaging_limits.period_s), updated_at = now() RETURNING *)"
-    " DELETE FROM limit_contacts k USING l"
-    " WHERE k.phone_number_id = l.phone_number_id AND (l.max_people IS NULL"
-    "  OR k.opened_at <= now() - make_interval(secs => l.period_s))";
+    "SELECT messaging_limit_set($1, $2::integer, $3::integer)";
 
 static void
 say_period(long s)

@@ -1,3 +1,0 @@
-build-clang/lib/core/err.o: lib/core/err.c lib/core/err.h
-
-lib/core/err.h:

@@ -1,3 +1,0 @@
-build-clang/lib/records/phone.o: lib/records/phone.c lib/records/phone.h
-
-lib/records/phone.h:
