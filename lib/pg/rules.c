@@ -3,8 +3,9 @@
  * (how many different people it may start conversations with in a
  * rolling period, Meta's tiers) is one row of messaging_limits, applied
  * by every claim (wapipe_claim); the people it has messaged within the
- * period are limit_contacts, counted by slice of time in limit_usage. The suppressions are the people no campaign
- * may message, per number or for every number of the business ('*').
+ * period are limit_contacts, counted by slice of time in limit_usage.
+ * The suppressions are the people no campaign may message, per number
+ * or for every number of the business ('*').
  *
  * Reads and writes messaging_limits, limit_contacts, limit_usage and
  * suppressions (Postgres); suppress import reads a file of numbers

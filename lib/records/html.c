@@ -417,7 +417,13 @@ settings(FILE *f, struct json_object *o)
 		{ "max_attempts", "at most attempts" },
 		{ "on_unknown", "a send of unknown fate" },
 		{ "created_at", "created" }, { "started_at", "started" },
-		{ "finished_at", "finished" },
+		{ "finished_at", "finished" }, { "expires_at", "expires" },
+		{ "window", "send window (recipient's time)" },
+		{ "tz", "zone where the number does not tell" },
+		{ "weight", "weight" }, { "priority", "priority" },
+		{ "limit.max_people", "messaging limit (people)" },
+		{ "limit.period_s", "... per (seconds)" },
+		{ "limit.used", "... used" }, { "limit.left", "... left" },
 	};
 	struct json_object *t = wa_json_get(o, "timeline"), *v;
 	size_t i;
