@@ -85,6 +85,8 @@ jsonb(const char *s, size_t n, struct wa_buf *out)
 		e = 0;
 		if (j < n && (s[j] == 'e' || s[j] == 'E')) {
 			e = strtol(s + j + 1, NULL, 10);
+			/* Beyond any that matters; no overflow below. */
+			e = e < -100000 ? -100000 : e > 100000 ? 100000 : e;
 			for (j++; j < n && strchr("+-0123456789", s[j]); j++)
 				;
 		}

@@ -281,9 +281,30 @@ params(struct wa_buf *b, struct json_object *a)
 }
 
 /*
+ * Whether Postgres's numeric, and so jsonb, refuses the number written t
+ * ("value overflows numeric format"): it keeps at most 16383 digits
+ * after the point, and 0.5e-16383 needs 16384. A double cannot tell:
+ * such numbers are 0 to it.
+ */
+static int
+too_fine(const char *t)
+{
+	const char *dot = strchr(t, '.'), *x = strpbrk(t, "eE");
+	long frac = 0, e = 0;
+
+	if (dot != NULL)
+		frac = (x != NULL ? x : t + strlen(t)) - dot - 1;
+	if (x != NULL) {
+		e = strtol(x + 1, NULL, 10);
+		e = e < -1000000 ? -1000000 : e > 1000000 ? 1000000 : e;
+	}
+	return frac - e > 16383;
+}
+
+/*
  * A number in o that jsonb would write as an integer beyond 64 bits (any
- * of 2^63 or more, however written; -2^63 with an exponent too): its
- * text, or NULL.
+ * of 2^63 or more, however written; -2^63 with an exponent too), or that
+ * it would refuse (too_fine): its text, or NULL.
  */
 static const char *
 too_big(struct json_object *o)
@@ -296,7 +317,8 @@ too_big(struct json_object *o)
 	switch (json_object_get_type(o)) {
 	case json_type_double:
 		d = json_object_get_double(o);
-		return d >= big || d <= -big ? json_object_get_string(o) : NULL;
+		t = json_object_get_string(o);
+		return d >= big || d <= -big || too_fine(t) ? t : NULL;
 	case json_type_array:
 		n = json_object_array_length(o);
 		for (i = 0; i < n; i++)
@@ -348,9 +370,10 @@ fields(struct wa_rows *r, struct json_object *o, char *why, size_t size)
 			    "array");
 		if ((bad = too_big(c)) != NULL)
 			return say(why, size, "\"components\" holds %.40s: "
-			    "Postgres would write it as an integer beyond 64 "
-			    "bits, which no send takes; write it as a string",
-			    bad);
+			    "Postgres would %s; write it as a string", bad,
+			    too_fine(bad) ? "refuse it (more than 16383 "
+			    "digits after the point)" : "write it as an "
+			    "integer beyond 64 bits, which no send takes");
 		wa_buf_puts(&r->params, "{\"components\":");
 		wa_buf_puts(&r->params, wa_json_text(c));
 		if (p != NULL) {
