@@ -188,6 +188,36 @@ burst_of(double rate, int64_t burst)
 }
 
 /*
+ * Maps WA_STATE_DIR/KIND-NUMBER, made if missing and grown to size,
+ * locked (LOCK_EX: the caller unlocks once it has checked the state);
+ * its descriptor in *fd. NULL after a message.
+ */
+void *
+wa_state_map(const char *kind, const char *number, size_t size, int *fd)
+{
+	struct wa_buf path = { 0 };
+	struct stat st;
+	void *s = NULL;
+
+	if (wa_bucket_dir_make() < 0)
+		return NULL;
+	wa_buf_printf(&path, "%s/%s-%s", dir, kind, number);
+	*fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (*fd < 0 || flock(*fd, LOCK_EX) < 0 || fstat(*fd, &st) < 0 ||
+	    (st.st_size < (off_t)size && ftruncate(*fd, size) < 0))
+		wa_warn("open %s:", path.s);
+	else if ((s = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    *fd, 0)) == MAP_FAILED) {
+		wa_warn("mmap %s:", path.s);
+		s = NULL;
+	}
+	if (s == NULL && *fd >= 0)
+		close(*fd);
+	wa_buf_free(&path);
+	return s;
+}
+
+/*
  * Opens (creating if needed) the bucket of number. rate and burst apply
  * only to a new bucket (<= 0: the defaults, 70/s and 100 ms worth); an
  * existing one keeps its own, so starting one more pipeline never resets,
@@ -197,7 +227,6 @@ struct wa_bucket *
 wa_bucket_open(const char *number, double rate, int64_t burst)
 {
 	struct wa_bucket *b;
-	struct wa_buf path = { 0 };
 	char boot[40];
 	struct state *s;
 	int fd, fresh;
@@ -206,25 +235,8 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 		wa_warn("'%s' is not a phone number id", number);
 		return NULL;
 	}
-	if (wa_bucket_dir_make() < 0)
+	if ((s = wa_state_map("bucket", number, sizeof *s, &fd)) == NULL)
 		return NULL;
-	wa_buf_printf(&path, "%s/bucket-%s", dir, number);
-	fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0 ||
-	    ftruncate(fd, sizeof *s) < 0) {
-		wa_warn("open %s:", path.s);
-		wa_buf_free(&path);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (s == MAP_FAILED) {
-		wa_warn("mmap %s:", path.s);
-		wa_buf_free(&path);
-		close(fd);
-		return NULL;
-	}
 	wa_boot_id(boot, sizeof boot);
 	fresh = s->magic != MAGIC || s->size != sizeof *s;
 	if (fresh) {
@@ -251,7 +263,6 @@ wa_bucket_open(const char *number, double rate, int64_t burst)
 		memcpy(s->boot_id, boot, sizeof boot);
 	}
 	flock(fd, LOCK_UN);
-	wa_buf_free(&path);
 	b = wa_alloc(sizeof *b);
 	b->s = s;
 	b->fd = fd;

@@ -40,6 +40,13 @@ const char *wa_bucket_dir(void);
 const char *wa_results_dir(void);
 /* Makes the state directory: 0, or -1 after a message. */
 int wa_bucket_dir_make(void);
+/*
+ * WA_STATE_DIR/KIND-NUMBER mapped shared, size bytes, made if missing,
+ * locked (LOCK_EX) for the caller to check and unlock; NULL after a
+ * message.
+ */
+void *wa_state_map(const char *kind, const char *number, size_t size,
+    int *fd);
 void wa_boot_id(char *id, size_t n);
 int64_t wa_bucket_default_burst(double rate);
 /* The bucket of number, made with rate and burst (0: default) if new. */

@@ -106,31 +106,12 @@ struct wa_share *
 wa_share_open(const char *number, int weight, int urgent)
 {
 	struct wa_share *sh;
-	struct wa_buf path = { 0 };
 	char boot[40];
 	struct state *s;
-	struct stat st;
 	int fd;
 
-	if (wa_bucket_dir_make() < 0)
+	if ((s = wa_state_map("share", number, sizeof *s, &fd)) == NULL)
 		return NULL;
-	wa_buf_printf(&path, "%s/share-%s", wa_bucket_dir(), number);
-	fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0 ||
-	    (st.st_size < (off_t)sizeof *s && ftruncate(fd, sizeof *s) < 0)) {
-		wa_warn("open %s:", path.s);
-		wa_buf_free(&path);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (s == MAP_FAILED) {
-		wa_warn("mmap %s:", path.s);
-		wa_buf_free(&path);
-		close(fd);
-		return NULL;
-	}
 	wa_boot_id(boot, sizeof boot);
 	if (s->magic != MAGIC || s->size != sizeof *s ||
 	    strcmp(s->boot_id, boot) != 0) {
@@ -150,7 +131,6 @@ wa_share_open(const char *number, int weight, int urgent)
 	if (weight > 0)
 		claim(sh, wa_now_ns());
 	flock(fd, LOCK_UN);
-	wa_buf_free(&path);
 	return sh;
 }
 
