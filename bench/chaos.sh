@@ -12,7 +12,8 @@
 # wa-claim | wa-throttle | wa-send | wa-record is run by an operator's
 # loop: run it; wa-reconcile; wait for the webhooks of what the fake took
 # (standing in for --unknown-after); wa-reconcile again; until the
-# campaign is completed. Meanwhile KILLS kill -9 of a random stage (any of
+# campaign is completed and every fault has struck (a campaign done
+# first gets 100 more recipients, as late ones would join). Meanwhile KILLS kill -9 of a random stage (any of
 # the four, wa-webhook, wa-status-ingest), INTS Ctrl-Cs (SIGINT to the
 # pipeline's process group), RESTARTS Postgres restarts and one API
 # outage of OUTAGE seconds (the fake's --outage-file; it also lasts until
@@ -274,8 +275,10 @@ monkey() {
 		fault "$kind" "$what" || break
 		last=$(accepted)
 	done <"$T/schedule"
+	touch "$T/monkey.done"
 }
 : >"$T/faults"
+: >"$T/waves"
 monkey &
 monkey=$!
 
@@ -293,6 +296,25 @@ webhooks_in() {
 	    where campaign_id = $c and status = 'unknown'" >"$T/unk" \
 	    2>/dev/null || return 1
 	[ -z "$(sort "$T/unk" | comm -12 - "$T/acc")" ]
+}
+
+# finished: the campaign is completed and every fault has struck. Where
+# faults are left (a loaded machine ran the campaign faster than they
+# could strike), 100 more people join it, as late recipients would, so
+# that the faults find a pipeline to strike.
+finished() {
+	completed || return 1
+	[ -e "$T/monkey.done" ] && return 0
+	w=$(sqlw "select count(*) from campaign_recipients
+	    where campaign_id = $c")
+	sqlw "insert into campaign_recipients (campaign_id, phone,
+	    template_params) select $c, '+1555' || lpad(g::text, 7, '0'),
+	    jsonb_build_array('p' || g) from generate_series($((w + 1)),
+	    $((w + 100))) g;
+	    update campaigns set state = 'running', finished_at = null
+	    where id = $c" >/dev/null
+	echo "$w" >>"$T/waves"
+	return 1
 }
 
 # The operator: run the pipeline; wa-reconcile; again until completed.
@@ -318,11 +340,11 @@ while [ "$n" -lt $((KILLS + INTS + RESTARTS + 100)) ]; do
 	comm -12 "$T/acc" "$T/runs/$n/sending" >"$T/runs/$n/lost"
 	wa-reconcile -c "$c" --stale-after 0 --unknown-after 86400 \
 	    >>"$T/reconcile.out" 2>>"$E/reconcile"
-	completed && break
+	finished && break
 	wait_for 600 webhooks_in || echo "$n" >>"$T/hook.timeouts"
 	wa-reconcile -c "$c" --stale-after 0 --unknown-after 0 \
 	    >>"$T/reconcile.out" 2>>"$E/reconcile"
-	completed && break
+	finished && break
 done
 touch "$T/done"
 wait "$monkey"
@@ -362,7 +384,8 @@ is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
     and status_rank(status) = 0")" 0 "every row is settled"
 is "$(rows sending)" 0 "no row is left sending"
 is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
-    and status in ('sent', 'delivered', 'read', 'failed')")" "$ROWS" \
+    and status in ('sent', 'delivered', 'read', 'failed')")" \
+    "$(sql "select count(*) from campaign_recipients where campaign_id = $c")" \
     "every recipient is accounted for"
 is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
     and status = 'failed' and (error_code is null
@@ -439,7 +462,8 @@ note "exit statuses: $(tr '\n' ' ' <"$T/rcs")"
 note "$(cat "$E"/* | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn |
     head -25)"
 read -r osecs odowns <"$T/outage.took"
-note "rows $ROWS, $n runs; kill -9: $(count kill) (claim $(count kill claim)," \
+note "rows $ROWS (100 more at: $(tr '\n' ' ' <"$T/waves")), $n runs;" \
+    "kill -9: $(count kill) (claim $(count kill claim)," \
     "throttle $(count kill throttle), send $(count kill send)," \
     "record $(count kill record), webhook $(count kill webhook)," \
     "ingest $(count kill ingest)); Ctrl-C $(count int);" \
