@@ -70,7 +70,8 @@ pgsnap() {
 	{
 		echo "reaped $(ticks "$pm" all)"
 		for p in $(pgrep -P "$pm"); do
-			k=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null |
+			# (a backend may end between pgrep and here)
+			k=$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null |
 			    sed 's/^postgres: //; s/ *$//')
 			case $k in
 			*"[local]"*|*"postgres postgres"*) k=backends ;;
