@@ -8,7 +8,8 @@
 # (default build-fuzz/long): NAME.log, libFuzzer's output; NAME/, the
 # corpus it grew; crash/, what broke a property. Prints one table row a
 # harness: executions, exec/s, cov, ft, corpus files, CPU s, and whether
-# it found anything (exit status 0 when none did).
+# it found anything. AGAIN=1 goes on from the corpus a run left in OUT,
+# its output in NAME.again.log.
 #
 #   make fuzz-build && CPU_SECONDS=1800 JOBS=2 sh bench/fuzz-long.sh
 CPU_SECONDS=${CPU_SECONDS:-1800}
@@ -34,12 +35,15 @@ cpu() {
 # one NAME: a run of harness NAME; its table row on standard output.
 one() {
 	n=$1
-	rm -rf "${OUT:?}/$n"
-	mkdir -p "$OUT/$n"
-	cp fuzz/corpus/"$n"/* "$OUT/$n/"
+	log=$OUT/$n${AGAIN:+.again}.log
+	if [ -z "${AGAIN:-}" ]; then
+		rm -rf "${OUT:?}/$n"
+		mkdir -p "$OUT/$n"
+		cp fuzz/corpus/"$n"/* "$OUT/$n/"
+	fi
 	nice -n 19 "$BIN/$n" -timeout=30 -print_final_stats=1 \
 	    -dict=fuzz/json.dict -artifact_prefix="$OUT/crash/$n-" \
-	    "$OUT/$n" >"$OUT/$n.log" 2>&1 &
+	    "$OUT/$n" >"$log" 2>&1 &
 	p=$!
 	used=0
 	while kill -0 "$p" 2>/dev/null; do
@@ -64,7 +68,7 @@ one() {
 		    "exit " rc ": see the log"
 		printf "| %s | %d | %d | %s | %s | %d | %d | %s |\n",
 		    n, runs, rate, cov, ft, files, cpu, found
-	}' "$OUT/$n.log"
+	}' "$log"
 }
 
 if [ "$1" = --one ]; then
@@ -75,4 +79,4 @@ echo "| harness | executions | exec/s | cov | ft | corpus files |" \
     "CPU s | finding |"
 echo "|---|--:|--:|--:|--:|--:|--:|---|"
 printf '%s\n' "$@" | OUT=$OUT BIN=$BIN CPU_SECONDS=$CPU_SECONDS \
-    xargs -P "$JOBS" -n 1 sh "$0" --one
+    AGAIN=${AGAIN:-} xargs -P "$JOBS" -n 1 sh "$0" --one
