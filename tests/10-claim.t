@@ -131,8 +131,11 @@ wait "$claimer"
 is "$?" 75 "and SIGTERM stops it (exit 75)"
 
 # The campaign deleted under a polling wa-claim: exit 64, a message.
-wa-claim -c "$c" --poll-ms 50 >/dev/null 2>"$T/err" &
+# (Deleted once it has polled: before, it would find no campaign.)
+rm -f "$T/m"
+wa-claim -c "$c" --poll-ms 50 --metrics "$T/m" >/dev/null 2>"$T/err" &
 claimer=$!
+wait_for 60 polled
 sql "delete from campaigns where id = $c"
 wait "$claimer"
 is "$?" 64 "a campaign deleted under wa-claim: exit 64"
