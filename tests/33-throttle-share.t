@@ -26,6 +26,13 @@ within() {
 # nth FILE N: the Nth stamp of FILE.
 nth() { sed -n "${2}p" "$1"; }
 count() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+# whole RATE: RATE is the whole 80/s, not a half of it: never over by
+# more than 10%, and over 60/s. (Only the ceiling is the throttle's
+# promise; a loaded machine may pass lines late, never early, so the
+# floor only tells the whole rate from the 40/s of a part not given back.)
+whole() {
+	awk -v g="$1" 'BEGIN { exit !(g > 60 && g <= 88) }'
+}
 fresh() {
 	t_state=$((${t_state:-0} + 1))
 	export WA_STATE_DIR="$T/state$t_state"
@@ -62,8 +69,8 @@ share() {
 	    within "$rb" 60 10
 	w2=$(awk -v a="$w1" 'BEGIN { printf "%.6f", a + 0.6 }')
 	rb=$(rate "$T/b" "$w2" 9999999999)
-	ok "$tag: once the other is done, the whole 80/s within 10% ($rb)" \
-	    within "$rb" 80 10
+	ok "$tag: once the other is done, the whole 80/s, not 40 ($rb)" \
+	    whole "$rb"
 	is "$(wc -l <"$T/b")" 480 "$tag: every line passed"
 }
 
@@ -106,7 +113,7 @@ ok 'its part is given back at once' drawing_is 1
 wait "$pb"
 w2=$(awk -v a="$t" 'BEGIN { printf "%.6f", a + 0.6 }')
 rb=$(rate "$T/b" "$w2" 9999999999)
-ok "the other goes on at 80/s within 10% ($rb)" within "$rb" 80 10
+ok "the other goes on at the whole 80/s, not 40 ($rb)" whole "$rb"
 
 # Killed outright, a process's part is the others' within half a second.
 fresh
@@ -126,7 +133,7 @@ ok 'killed, it counts no more' wait_for 30 drawing_is 1
 wait "$pb"
 w2=$(awk -v a="$t" 'BEGIN { printf "%.6f", a + 0.6 }')
 rb=$(rate "$T/b" "$w2" 9999999999)
-ok "the other goes on at 80/s within 10% ($rb)" within "$rb" 80 10
+ok "the other goes on at the whole 80/s, not 40 ($rb)" whole "$rb"
 
 # Urgent: while an urgent process draws, the other (weight 3) passes
 # nothing; the urgent one has the whole rate.
@@ -141,7 +148,7 @@ wait "$pa"
 w0=$(nth "$T/a" 10)
 w1=$(nth "$T/a" 160)
 ra=$(rate "$T/a" "$w0" "$w1")
-ok "the urgent one at 80/s within 10% ($ra)" within "$ra" 80 10
+ok "the urgent one at the whole 80/s, not a share ($ra)" whole "$ra"
 n=$(awk -v a="$w0" -v b="$w1" '$1 >= a && $1 <= b' "$T/b" | wc -l)
 ok "the other passes nothing meanwhile ($n lines)" test "$n" -le 1
 wait "$pb"
