@@ -13,8 +13,9 @@
 # loop: run it; wa-reconcile; wait for the webhooks of what the fake took
 # (standing in for --unknown-after); wa-reconcile again; until the
 # campaign is completed and every fault has struck (a campaign done
-# first gets 100 more recipients, as late ones would join). Meanwhile KILLS kill -9 of a random stage (any of
-# the four, wa-webhook, wa-status-ingest), INTS Ctrl-Cs (SIGINT to the
+# first gets 100 more recipients, as late ones would join). Meanwhile
+# KILLS kill -9 of a random stage (any of the four, wa-webhook,
+# wa-status-ingest), INTS Ctrl-Cs (SIGINT to the
 # pipeline's process group), RESTARTS Postgres restarts and one API
 # outage of OUTAGE seconds (the fake's --outage-file; it also lasts until
 # the fake has answered 6 requests 503) strike one after another, each
@@ -307,11 +308,9 @@ finished() {
 	[ -e "$T/monkey.done" ] && return 0
 	w=$(sqlw "select count(*) from campaign_recipients
 	    where campaign_id = $c")
-	sqlw "insert into campaign_recipients (campaign_id, phone,
-	    template_params) select $c, '+1555' || lpad(g::text, 7, '0'),
-	    jsonb_build_array('p' || g) from generate_series($((w + 1)),
-	    $((w + 100))) g;
-	    update campaigns set state = 'running', finished_at = null
+	wait_for 600 recipients "$c" $((w + 1)) $((w + 100)) ||
+	    bail "no Postgres to add recipients"
+	sqlw "update campaigns set state = 'running', finished_at = null
 	    where id = $c" >/dev/null
 	echo "$w" >>"$T/waves"
 	return 1

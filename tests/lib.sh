@@ -229,9 +229,14 @@ campaign() {
 	sql "insert into campaigns (name, phone_number_id, template_name,
 	    state) values ('test', '106540352242922', 'reminder', 'running')
 	    returning id" | head -1 >"$T/cid"
-	sql "insert into campaign_recipients (campaign_id, phone,
-	    template_params) select $(cat "$T/cid"),
-	    '+1555' || lpad(g::text, 7, '0'), jsonb_build_array('p' || g)
-	    from generate_series(1, ${1:-10}) g" >/dev/null
+	recipients "$(cat "$T/cid")" 1 "${1:-10}"
 	cat "$T/cid"
+}
+# recipients CAMPAIGN FIRST LAST: rows FIRST to LAST of the test's
+# numbering (+1555 and seven digits; parameter pN) added to CAMPAIGN.
+recipients() {
+	sql "insert into campaign_recipients (campaign_id, phone,
+	    template_params) select $1, '+1555' || lpad(g::text, 7, '0'),
+	    jsonb_build_array('p' || g) from generate_series($2, $3) g" \
+	    >/dev/null
 }
