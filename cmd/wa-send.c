@@ -18,7 +18,8 @@
  * --outage-after seconds it gives up the same way, answering "outage".
  *
  * Exits 0; 75 if a campaign halted; 69 if the API was unreachable at the
- * end; 74 when reading stdin or writing the reject file fails; 65 if an
+ * end; 74 when reading stdin or writing the reject file fails, or its
+ * reader has gone (noticed even while it waits); 65 if an
  * input line was rejected (in that order: the first that applies); 78
  * without a token or with a bad WA_API_BASE; 64 on a usage error; killed
  * by the signal after a second one.
@@ -426,6 +427,7 @@ main(int argc, char **argv)
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
 	wa_signals();
+	wa_watch_reader(STDOUT_FILENO);
 	wa_metrics_on_usr2(NULL);
 	setup();
 

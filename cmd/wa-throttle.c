@@ -23,7 +23,8 @@
  * Exits 0 at the end of input or when stopped, 65 if a line was rejected
  * (no phone_number_id, not a JSON object, not UTF-8, over 4 MiB), 69 when
  * Postgres was unreachable at the end (--cluster), 74 when reading stdin
- * or writing stdout or the reject file fails, 78 when the state directory
+ * or writing stdout or the reject file fails (its reader gone, noticed
+ * even while it waits), 78 when the state directory
  * cannot be used, 64 on a usage error; killed by the signal after a
  * second one.
  */
@@ -627,6 +628,7 @@ main(int argc, char **argv)
 	}
 
 	wa_signals();
+	wa_watch_reader(STDOUT_FILENO);
 	if (opt.number != NULL)
 		wa_metrics_label("number", opt.number);
 	wa_metrics_on_usr2(NULL);

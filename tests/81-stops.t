@@ -2,7 +2,9 @@
 # The whole pipeline under the everyday stops: Ctrl-C (SIGINT to its
 # process group) mid-campaign, a second SIGINT, and a Postgres restart
 # mid-campaign. Nothing is lost, nobody is messaged twice, no row is left
-# sending, and the run after completes the campaign.
+# sending, and the run after completes the campaign. And a stage killed
+# (kill -9) while the stages before it wait with nothing to write: the
+# pipeline still ends.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 PG_OPTIONS="-c synchronous_commit=on"
@@ -86,5 +88,44 @@ ok "every recipient is sent" sent_at_least 1000
 is "$(twice)" 0 "nobody got two messages"
 is "$(ls "$WA_STATE_DIR/results" 2>/dev/null | wc -l | tr -d ' ')" 0 \
     "nothing is left on disk"
+
+# wa-send killed while its calls hang, with nothing left to claim: wa-claim
+# only waits for the rows in flight and wa-throttle for input; neither
+# writes, yet both must learn that their reader has gone, or the
+# pipeline never ends.
+cat >"$T/pipe-hang.sh" <<'PIPE'
+T=$2
+{ wa-claim -c "$1" 2>>"$T/claim.err"; echo "claim $?" >>"$T/rc"; } |
+{ wa-throttle -r 100 2>>"$T/throttle.err"; echo "throttle $?" >>"$T/rc"; } |
+{ sh -c 'echo $$ >"$1/send.pid"; exec wa-send --timeout-ms 3600000' sh "$T"
+    echo "send $?" >>"$T/rc"; } |
+{ wa-record >/dev/null 2>>"$T/record.err"; echo "record $?" >>"$T/rc"; }
+PIPE
+fake_start --rate 0 --script 1=hang --script 2=hang --script 3=hang
+c=$(campaign 3)
+: >"$T/rc"
+: >"$T/claim.err"
+setsid sh "$T/pipe-hang.sh" "$c" "$T" &
+group=$!
+# The first call (wa-send's canary) hangs; the others wait behind it.
+hanging() {
+	test -s "$FAKE_LOG" && test "$(sending)" -eq 3
+}
+ok "wa-send holds calls the API never answers" wait_for 120 hanging
+kill -KILL "$(cat "$T/send.pid")"
+ended() {
+	test "$(wc -l <"$T/rc")" -eq 4
+}
+ok "wa-send killed: the pipeline ends by itself" wait_for 120 ended
+note "$(tr '\n' ' ' <"$T/rc")"
+is "$(grep -E 'claim|throttle' "$T/rc" | sort | tr '\n' ' ')" \
+    "claim 74 throttle 74 " "wa-claim and wa-throttle: 74, their reader gone"
+like "$(cat "$T/throttle.err")" "the reader has gone" \
+    "wa-throttle says why, though it had nothing to write"
+is "$(grep record "$T/rc")" "record 0" "wa-record ends at the end of input: 0"
+is "$(sending)" 3 "the three rows held stay sending, for wa-reconcile"
+wa-reconcile --stale-after 0 >/dev/null 2>&1
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'unknown'")" 3 "wa-reconcile settles them: none is lost"
 
 done_testing

@@ -6,11 +6,18 @@
  * wa_sleep_ms), so a signal can never slip in between the check of
  * wa_stopping and the wait that would then block for ever. Work a signal
  * asks for that a handler cannot do (SIGUSR2: write the metrics file) is
- * done right after the wait it came in (wa_signal_then).
+ * done right after the wait it came in (wa_signal_then). A filter
+ * watching its output (wa_watch_reader) learns in any wait that its
+ * reader has gone, not only at its next write.
  */
 #include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/err.h"
 
 #include "core/sig.h"
 
@@ -27,6 +34,10 @@ static struct {
 } later[NLATER];
 static volatile sig_atomic_t due[NLATER];
 static int nlater;
+
+/* The output whose reader's going ends the program, or -1. */
+#define WATCH_MAX 7
+static int watched = -1;
 
 /* The first stop signal asks to drain, the second to stop at once. */
 static void
@@ -132,19 +143,49 @@ wa_signals(void)
 	wa_signal(SIGINT, onstop);
 }
 
+/*
+ * Watches fd, the pipe (or socket) the program writes its lines to: once
+ * its reader has gone, the next wait ends the program as a write there
+ * would (74). A filter that waits for input with nothing to write, or
+ * for a token, would else never learn it, and a pipeline whose last
+ * stage was killed would never end. Anything else is not watched.
+ */
+void
+wa_watch_reader(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+	    S_ISSOCK(st.st_mode)))
+		watched = fd;
+}
+
 /* poll(2) with the caught signals let in; timeout in ms, -1 for ever. */
 int
 wa_wait(struct pollfd *fds, int n, int timeout)
 {
+	struct pollfd all[WATCH_MAX + 1];
 	struct timespec ts, *tsp = NULL;
-	int r;
+	int r, w = watched >= 0 && n <= WATCH_MAX;
 
 	if (timeout >= 0) {
 		ts.tv_sec = timeout / 1000;
 		ts.tv_nsec = (long)(timeout % 1000) * 1000000;
 		tsp = &ts;
 	}
-	r = ppoll(fds, n, tsp, caught ? &waitmask : NULL);
+	if (!w) {
+		r = ppoll(fds, n, tsp, caught ? &waitmask : NULL);
+		run_later();
+		return r;
+	}
+	if (n > 0)
+		memcpy(all, fds, n * sizeof *fds);
+	all[n] = (struct pollfd){ watched, 0, 0 };
+	r = ppoll(all, n + 1, tsp, caught ? &waitmask : NULL);
+	if (r > 0 && (all[n].revents & (POLLERR | POLLHUP)))
+		wa_die(EX_IOERR, "write to stdout: the reader has gone");
+	if (n > 0)
+		memcpy(fds, all, n * sizeof *fds);
 	run_later();
 	return r;
 }
@@ -153,16 +194,10 @@ wa_wait(struct pollfd *fds, int n, int timeout)
 int
 wa_sleep_ms(int64_t ms)
 {
-	struct timespec ts;
-	int r;
-
 	if (ms <= 0)
 		return 0;
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (long)(ms % 1000) * 1000000;
-	r = ppoll(NULL, 0, &ts, caught ? &waitmask : NULL);
-	run_later();
-	return r < 0 ? -1 : 0;
+	return wa_wait(NULL, 0, ms > INT_MAX ? INT_MAX : (int)ms) < 0 ?
+	    -1 : 0;
 }
 
 int64_t

@@ -20,6 +20,8 @@ void wa_signal_exit(void) __attribute__((noreturn));
 void wa_signal(int sig, void (*fn)(int));
 void wa_signal_then(int sig, void (*fn)(void));
 int wa_wait(struct pollfd *fds, int n, int timeout);
+/* A reader of fd that has gone ends the program (74) in its next wait. */
+void wa_watch_reader(int fd);
 int wa_sleep_ms(int64_t ms);
 
 int64_t wa_now_ms(void);	/* monotonic */
