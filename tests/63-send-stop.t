@@ -125,4 +125,15 @@ like "$(jq -r 'select(.id == 1007) | .result.error.title' "$T/out")" \
 like "$(cat "$T/err")" 'stopped at once: 3 calls cut short' \
     'and it says so on stderr'
 
+# Its reader gone while it waits for input with nothing to write: it
+# ends (74) rather than waits for ever. Its input stays open (fd 3).
+mkfifo "$T/idle"
+{ wa-send 2>"$T/err"; echo $? >"$T/rc"; } <"$T/idle" | true &
+exec 3>"$T/idle"
+ended() { test -s "$T/rc"; }
+ok 'its reader gone, idle wa-send ends by itself' wait_for 60 ended
+exec 3>&-
+is "$(cat "$T/rc")" 74 '... with 74'
+like "$(cat "$T/err")" 'write to stdout: the reader has gone' '... saying why'
+
 done_testing
