@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "core/err.h"
-
 #include "core/sig.h"
 
 volatile sig_atomic_t wa_stopping;
@@ -182,8 +181,12 @@ wa_wait(struct pollfd *fds, int n, int timeout)
 		memcpy(all, fds, n * sizeof *fds);
 	all[n] = (struct pollfd){ watched, 0, 0 };
 	r = ppoll(all, n + 1, tsp, caught ? &waitmask : NULL);
-	if (r > 0 && (all[n].revents & (POLLERR | POLLHUP)))
-		wa_die(EX_IOERR, "write to stdout: the reader has gone");
+	if (r > 0 && all[n].revents) {
+		if (all[n].revents & (POLLERR | POLLHUP))
+			wa_die(EX_IOERR, "write to stdout: the reader has gone");
+		watched = -1;	/* closed (POLLNVAL): nothing to watch */
+		r--;
+	}
 	if (n > 0)
 		memcpy(fds, all, n * sizeof *fds);
 	run_later();
