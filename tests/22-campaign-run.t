@@ -32,6 +32,13 @@ kids() {
 	kids=$(pgrep -P "$1" | tr '\n' ' ')
 	[ "$(echo $kids | wc -w)" -ge 4 ]
 }
+# bucket RATE: the number's bucket, shared by every run here, set to RATE
+# a second (-r only makes a new bucket: the first run made it at 1000/s).
+# A run to be stopped midway goes at 50/s, so that it is still running
+# when it is stopped; a rerun at 1000/s.
+bucket() {
+	wa-throttle --number 106540352242922 --set-rate "$1" 2>/dev/null
+}
 # no_stages: none of $kids is left.
 no_stages() {
 	for p in $kids; do
@@ -125,7 +132,8 @@ fake_stop
 # SIGINT mid-run: the stages drain; 75; the rerun completes.
 fake_start --rate 0 --latency-ms 30
 c=$(campaign 1000)
-bg wa-campaign run "$c" -r 100 2>"$T/err"
+bucket 50
+bg wa-campaign run "$c" 2>"$T/err"
 run=$!
 ok "its four stages run" wait_for 30 kids "$run"
 ok "the run is under way" wait_for 120 sent_at_least 50
@@ -136,7 +144,8 @@ is "$?" 75 "SIGINT: 75"
 like "$(cat "$T/err")" "stopped: campaign $c is not completed" "it says so"
 is "$(count sending)" 0 "the stages drained: no row is left sending"
 ok "no stage is left" no_stages
-exits 0 "the rerun completes: 0" wa-campaign run "$c" -r 1000
+bucket 1000
+exits 0 "the rerun completes: 0" wa-campaign run "$c"
 is "$(count sent)" 1000 "every row is sent"
 is "$(twice)" 0 "nobody was messaged twice"
 fake_stop
@@ -144,7 +153,8 @@ fake_stop
 # kill -9 of run itself: its stages drain all the same.
 fake_start --rate 0 --latency-ms 30
 c=$(campaign 1000)
-bg wa-campaign run "$c" -r 100 2>"$T/err"
+bucket 50
+bg wa-campaign run "$c" 2>"$T/err"
 run=$!
 ok "its four stages run" wait_for 30 kids "$run"
 ok "another run is under way" wait_for 120 sent_at_least 50
@@ -152,7 +162,8 @@ kill -9 "$run"
 wait "$run"
 ok "its stages end by themselves" wait_for 60 no_stages
 is "$(count sending)" 0 "they drained: no row is left sending"
-exits 0 "the rerun completes: 0" wa-campaign run "$c" -r 1000
+bucket 1000
+exits 0 "the rerun completes: 0" wa-campaign run "$c"
 is "$(count sent)" 1000 "every row is sent"
 is "$(twice)" 0 "nobody was messaged twice"
 fake_stop
@@ -172,7 +183,8 @@ fake_stop
 # Postgres down past --pg-timeout: 69.
 fake_start --rate 0 --latency-ms 30
 c=$(campaign 1000)
-bg wa-campaign run "$c" -r 100 --pg-timeout 2 2>"$T/err"
+bucket 50
+bg wa-campaign run "$c" --pg-timeout 2 2>"$T/err"
 run=$!
 ok "its four stages run" wait_for 30 kids "$run"
 ok "a run is under way" wait_for 120 sent_at_least 50
@@ -184,6 +196,7 @@ ok "no stage is left" no_stages
 pg_resume
 # The rows claimed when Postgres went are settled by the results
 # wa-record kept on disk, then by reconcile: no wait for stale rows here.
+bucket 1000
 exits 0 "with Postgres back, the rerun completes" wa-campaign run "$c" \
     --stale-after 0 --unknown-after 0
 is "$(count sent)" 1000 "every row is sent"
