@@ -183,7 +183,8 @@ wa_wait(struct pollfd *fds, int n, int timeout)
 	r = ppoll(all, n + 1, tsp, caught ? &waitmask : NULL);
 	if (r > 0 && all[n].revents) {
 		if (all[n].revents & (POLLERR | POLLHUP))
-			wa_die(EX_IOERR, "write to stdout: the reader has gone");
+			wa_die(EX_IOERR, "write to stdout: "
+			    "the reader has gone");
 		watched = -1;	/* closed (POLLNVAL): nothing to watch */
 		r--;
 	}
