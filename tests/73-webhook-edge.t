@@ -98,11 +98,14 @@ post() {
 	    "$@" "http://127.0.0.1:$port/webhook"
 }
 
-# post_file FILE: the same, for a body too long for an argument.
+# post_file FILE [CURL-OPTION...]: the same, for a body too long for an
+# argument.
 post_file() {
-	curl -s -o /dev/null --max-time 30 -w '%{http_code}\n' \
+	p_f=$1
+	shift
+	curl -s -o /dev/null --max-time 30 -w '%{http_code}\n' "$@" \
 	    -H "X-Hub-Signature-256: $(openssl dgst -sha256 -hmac "$SECRET" \
-	    "$1" | sed 's/^.*= */sha256=/')" --data-binary @"$1" \
+	    "$p_f" | sed 's/^.*= */sha256=/')" --data-binary @"$p_f" \
 	    "http://127.0.0.1:$port/webhook"
 }
 
@@ -268,7 +271,10 @@ ok 'the held body counts against --max-buffered' wait_for 30 \
     metric_at_least 999999 wa_webhook_buffered_bytes
 { printf '{'; head -c 600000 /dev/zero | tr '\0' ' '; printf '}'; } \
     >"$T/600k"
-is "$(post_file "$T/600k")" 503 \
+# (Expect: 100-continue: curl waits for the answer before it sends the
+# body, so the 503 is not lost to a reset of a connection closed with
+# the body unread, as it was once under ASan.)
+is "$(post_file "$T/600k" -H 'Expect: 100-continue')" 503 \
     'a body that does not fit in the room left: 503'
 stop "$holder"
 ok 'the room is given back when its connection ends' \
