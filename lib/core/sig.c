@@ -163,32 +163,30 @@ wa_watch_reader(int fd)
 int
 wa_wait(struct pollfd *fds, int n, int timeout)
 {
-	struct pollfd all[WATCH_MAX + 1];
+	struct pollfd all[WATCH_MAX + 1], *p = fds;
 	struct timespec ts, *tsp = NULL;
-	int r, w = watched >= 0 && n <= WATCH_MAX;
+	int r;
 
 	if (timeout >= 0) {
 		ts.tv_sec = timeout / 1000;
 		ts.tv_nsec = (long)(timeout % 1000) * 1000000;
 		tsp = &ts;
 	}
-	if (!w) {
-		r = ppoll(fds, n, tsp, caught ? &waitmask : NULL);
-		run_later();
-		return r;
+	if (watched >= 0 && n <= WATCH_MAX) {
+		if (n > 0)
+			memcpy(all, fds, n * sizeof *fds);
+		all[n] = (struct pollfd){ watched, 0, 0 };
+		p = all;
 	}
-	if (n > 0)
-		memcpy(all, fds, n * sizeof *fds);
-	all[n] = (struct pollfd){ watched, 0, 0 };
-	r = ppoll(all, n + 1, tsp, caught ? &waitmask : NULL);
-	if (r > 0 && all[n].revents) {
+	r = ppoll(p, n + (p == all), tsp, caught ? &waitmask : NULL);
+	if (p == all && r > 0 && all[n].revents) {
 		if (all[n].revents & (POLLERR | POLLHUP))
 			wa_die(EX_IOERR, "write to stdout: "
 			    "the reader has gone");
 		watched = -1;	/* closed (POLLNVAL): nothing to watch */
 		r--;
 	}
-	if (n > 0)
+	if (p == all && n > 0)
 		memcpy(fds, all, n * sizeof *fds);
 	run_later();
 	return r;
