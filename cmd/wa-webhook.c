@@ -300,15 +300,16 @@ well_formed(const char *sig)
 /*
  * The first call for a request: its headers are in, its body is not.
  * Everything that can be refused is refused here, before a byte of
- * body is read: smuggling shapes, a length over --max-body or over the
- * room left under --max-buffered, a missing or malformed signature.
+ * body is read: smuggling shapes, a length over --max-body, a missing or
+ * malformed signature; a length over the room left under --max-buffered
+ * too, or once the body is read (and dropped: it never takes room).
  */
 static enum MHD_Result
 start(struct MHD_Connection *c, const char *method, void **state)
 {
 	struct heads f = { 0 };
 	unsigned long long len = 0;
-	const char *sig;
+	const char *sig, *cont;
 	struct req *r;
 	size_t room;
 
@@ -333,12 +334,23 @@ start(struct MHD_Connection *c, const char *method, void **state)
 	pthread_mutex_lock(&held_mu);
 	room = opt.max_buffered - held;
 	pthread_mutex_unlock(&held_mu);
-	if (len + 1 > room)
+	/*
+	 * No room: a client waiting for 100 Continue hears so at once; one
+	 * already sending has its body read and dropped first, since
+	 * closing on a body still coming may reset the connection before
+	 * the client has read the answer.
+	 */
+	cont = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_EXPECT);
+	if (len + 1 > room && cont != NULL &&
+	    strcasecmp(cont, "100-continue") == 0)
 		return answer(c, NULL, BUSY);
 	r = wa_alloc(sizeof *r);
 	r->result = -1;
 	r->t0 = wa_now_ns();
 	r->expect = len;
+	if (len + 1 > room)
+		r->refuse = BUSY;
 	memcpy(r->sig, sig, sizeof r->sig);
 	*state = r;
 	return MHD_YES;
