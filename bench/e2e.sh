@@ -16,12 +16,13 @@
 #          NS="4 8"), raised until the combined rate falls below 95% of
 #          N x RATE.
 #
-# For each run it prints msg/s (wall clock: it depends on what else the
-# machine runs), CPU microseconds per message for every process, the
-# Postgres backends included (postmaster's own, its live children's and
-# its reaped children's utime+stime from /proc), WAL bytes per message
-# (pg_current_wal_lsn before and after, statuses included when they
-# come), and the max RSS of each filter.
+# EXTRA_SQL='...' applies a schema variant first, PG_OPTIONS='-c ...'
+# Postgres settings. For each run it prints msg/s (wall clock: it
+# depends on what else the machine runs), CPU microseconds per message
+# for every process, the Postgres backends included (postmaster's own,
+# its live children's and its reaped children's utime+stime from
+# /proc), WAL bytes per message (pg_current_wal_lsn before and after,
+# statuses included when they come), and the max RSS of each filter.
 ROWS=${ROWS:-200000}
 RATE=${RATE:-1000}
 SECS=${SECS:-20}
@@ -154,8 +155,17 @@ apirate() {
 	    END { printf "%.0f", (NR - 1 - b) * 1000 / (t[NR] - t[b + 1]) }'
 }
 
-flat() {
+# pg_up: the throwaway cluster, with EXTRA_SQL (a schema variant to
+# measure, as in bench/cost.sh) applied after sql/schema.sql.
+pg_up() {
 	pg_start
+	if [ -n "${EXTRA_SQL:-}" ]; then
+		sql "$EXTRA_SQL" >/dev/null
+	fi
+}
+
+flat() {
+	pg_up
 	fake_start --rate 0 --pair-ms 0 --threads 2
 	c=$(campaign "$ROWS")
 	twin=$(campaign "$ROWS")
@@ -197,7 +207,7 @@ flat() {
 # webhooks N: N pipelines at RATE each, SECS seconds' worth of rows each,
 # with status webhooks; prints the rate held and the costs.
 webhooks() {
-	pg_start
+	pg_up
 	rm -rf "$T/spool" "$T/hook.port"
 	bg wa-webhook --listen 127.0.0.1:0 --port-file "$T/hook.port" \
 	    --spool "$T/spool" 2>>"$T/err"
