@@ -17,7 +17,7 @@
 #          N x RATE.
 #
 # EXTRA_SQL='...' applies a schema variant first, PG_OPTIONS='-c ...'
-# Postgres settings. For each run it prints msg/s (wall clock: it
+# Postgres settings, CLAIM_OPTS='-n 500 ...' more options of wa-claim. For each run it prints msg/s (wall clock: it
 # depends on what else the machine runs), CPU microseconds per message
 # for every process, the Postgres backends included (postmaster's own,
 # its live children's and its reaped children's utime+stime from
@@ -137,7 +137,7 @@ profile() {
 # limit (wa-throttle still in the pipe).
 pipeline() {
 	if [ "$2" = 0 ]; then r=1000000; else r=$2; fi
-	timed wa-claim wa-claim -c "$1" 2>>"$T/err" |
+	timed wa-claim wa-claim ${CLAIM_OPTS:-} -c "$1" 2>>"$T/err" |
 	    timed wa-throttle wa-throttle -r "$r" -b 10 2>>"$T/err" |
 	    timed wa-send wa-send 2>>"$T/err" |
 	    timed wa-record wa-record >/dev/null 2>>"$T/err"
