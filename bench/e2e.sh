@@ -17,12 +17,13 @@
 #          N x RATE.
 #
 # EXTRA_SQL='...' applies a schema variant first, PG_OPTIONS='-c ...'
-# Postgres settings, CLAIM_OPTS='-n 500 ...' more options of wa-claim. For each run it prints msg/s (wall clock: it
-# depends on what else the machine runs), CPU microseconds per message
-# for every process, the Postgres backends included (postmaster's own,
-# its live children's and its reaped children's utime+stime from
-# /proc), WAL bytes per message (pg_current_wal_lsn before and after,
-# statuses included when they come), and the max RSS of each filter.
+# Postgres settings, CLAIM_OPTS='-n 500 ...' more options of wa-claim.
+# For each run it prints msg/s (wall clock: it depends on what else the
+# machine runs), CPU microseconds per message for every process, the
+# Postgres backends included (postmaster's own, its live children's and
+# its reaped children's utime+stime from /proc), WAL bytes per message
+# (pg_current_wal_lsn before and after, statuses included when they
+# come), and the max RSS of each filter.
 ROWS=${ROWS:-200000}
 RATE=${RATE:-1000}
 SECS=${SECS:-20}
