@@ -138,6 +138,7 @@ profile() {
 # limit (wa-throttle still in the pipe).
 pipeline() {
 	if [ "$2" = 0 ]; then r=1000000; else r=$2; fi
+	# shellcheck disable=SC2086	# CLAIM_OPTS: words, split on purpose
 	timed wa-claim wa-claim ${CLAIM_OPTS:-} -c "$1" 2>>"$T/err" |
 	    timed wa-throttle wa-throttle -r "$r" -b 10 2>>"$T/err" |
 	    timed wa-send wa-send 2>>"$T/err" |
