@@ -25,8 +25,10 @@ start() {
 	setsid sh "$T/pipe.sh" "$1" "$T" &
 	group=$!
 }
-# A failed test must not leave the group running.
-trap 'env kill -s KILL -- "-${group:-0}" 2>/dev/null; t_cleanup' EXIT
+# A failed test must not leave the group running. (Before the first
+# start there is none: "-0" would be this test's own group, prove's.)
+trap '[ -n "${group:-}" ] && env kill -s KILL -- "-$group" 2>/dev/null
+    t_cleanup' EXIT
 sent_at_least() {
 	test "$(sql "select count(*) from campaign_recipients
 	    where campaign_id = $c and status = 'sent'")" -ge "$1"

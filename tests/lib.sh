@@ -28,10 +28,20 @@ t_n=0
 t_failed=0
 t_pids=""
 
+# t_mine PID: PID is a child of this shell, alive or not yet waited for.
+# One that ended and was waited for may by now be another test's process
+# (pids wrap at 32,768): it once killed a wa-fake-api in the next test.
+t_mine() {
+	{ read -r t_st <"/proc/$1/stat"; } 2>/dev/null || return 1
+	# shellcheck disable=SC2086	# the fields after "(comm) "
+	set -- ${t_st##*) }
+	[ "$2" = $$ ]
+}
+
 t_cleanup() {
 	pkill -P "$t_watchdog" 2>/dev/null	# its sleep: it then ends quietly
 	for p in $t_pids; do
-		kill "$p" 2>/dev/null
+		t_mine "$p" && kill "$p" 2>/dev/null
 	done
 	for p in $t_pids; do
 		wait "$p" 2>/dev/null
