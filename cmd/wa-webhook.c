@@ -312,6 +312,7 @@ start(struct MHD_Connection *c, const char *method, void **state)
 	const char *sig, *cont;
 	struct req *r;
 	size_t room;
+	int full;
 
 	if (strcmp(method, "GET") == 0)
 		return handshake(c);
@@ -340,17 +341,17 @@ start(struct MHD_Connection *c, const char *method, void **state)
 	 * closing on a body still coming may reset the connection before
 	 * the client has read the answer.
 	 */
-	cont = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_EXPECT);
-	if (len + 1 > room && cont != NULL &&
-	    strcasecmp(cont, "100-continue") == 0)
-		return answer(c, NULL, BUSY);
+	if ((full = len + 1 > room)) {
+		cont = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		    MHD_HTTP_HEADER_EXPECT);
+		if (cont != NULL && strcasecmp(cont, "100-continue") == 0)
+			return answer(c, NULL, BUSY);
+	}
 	r = wa_alloc(sizeof *r);
 	r->result = -1;
 	r->t0 = wa_now_ns();
 	r->expect = len;
-	if (len + 1 > room)
-		r->refuse = BUSY;
+	r->refuse = full ? BUSY : 0;
 	memcpy(r->sig, sig, sizeof r->sig);
 	*state = r;
 	return MHD_YES;
