@@ -70,12 +70,17 @@ LIBS_wa-webhook = $(MHD) $(CRYPTO)
 # pg (Postgres), spool (the webhook side); records/numplan.cc is C++
 # (libphonenumber), behind a C header; fake (the fake Cloud API) goes
 # into an archive of its own that only wa-fake-api links.
-LAYERS = core records api pg run spool
-PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
+LAYERS = core records api pg spool
+# A program is cmd/NAME.c, or a folder cmd/NAME/ (main.c and a file per
+# command or family of commands) whose objects are linked together.
+PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c)) \
+	$(patsubst cmd/%/main.c,%,$(wildcard cmd/*/main.c))
+objs = $(if $(wildcard cmd/$(1)/main.c),$(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c)),$(O)/cmd/$(1).o)
+CMDOBJ = $(foreach p,$(PROGS),$(call objs,$(p)))
 LIBOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c)))
 LIBOBJ += $(patsubst lib/%.cc,$(O)/lib/%.o,$(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.cc)))
-# The schema goes into the programs too, for wa-campaign migrate.
-LIBOBJ += $(O)/gen/schema.o
+# The schema goes into wa-campaign, for its migrate.
+OBJ_wa-campaign = $(O)/gen/schema.o
 FAKEOBJ = $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/fake/*.c))
 MANS = $(wildcard man/*.[1-9])
 UNITS = $(wildcard contrib/systemd/*.service contrib/systemd/*.timer)
@@ -100,7 +105,7 @@ $(O)/cmd/%.o: cmd/%.c
 # one rebuilds the objects, through $(O)/version, rewritten only when it
 # changes.
 override CPPFLAGS += -DWA_VERSION='"$(VERSION)"'
-$(LIBOBJ) $(FAKEOBJ) $(PROGS:%=$(O)/cmd/%.o): $(O)/version
+$(LIBOBJ) $(FAKEOBJ) $(CMDOBJ): $(O)/version
 $(O)/version: FORCE
 	@mkdir -p $(@D)
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
@@ -126,10 +131,10 @@ $(O)/libwafake.a: $(FAKEOBJ)
 	$(AR) rcs $@ $(FAKEOBJ)
 
 .SECONDEXPANSION:
-$(BIN)/%: $(O)/cmd/%.o $$(ARCHIVES_$$*) $(ARCHIVES)
+$(BIN)/%: $$(call objs,$$*) $$(OBJ_$$*) $$(ARCHIVES_$$*) $(ARCHIVES)
 	@mkdir -p $(@D)
-	$(or $(LD_$*),$(CC)) $(LDFLAGS) -o $@ $< $(ARCHIVES_$*) $(ARCHIVES) \
-	    $(LIBS_$*) $(JSON) $(LDLIBS)
+	$(or $(LD_$*),$(CC)) $(LDFLAGS) -o $@ $(call objs,$*) $(OBJ_$*) \
+	    $(ARCHIVES_$*) $(ARCHIVES) $(LIBS_$*) $(JSON) $(LDLIBS)
 
 # records/ is pure: it compiles with json-c's include path alone, and
 # with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned.
@@ -289,4 +294,4 @@ clean:
 	clean deb dist fuzz fuzz-build fuzz-bins FORCE
 .SECONDARY:
 
--include $(LIBOBJ:.o=.d) $(FAKEOBJ:.o=.d) $(PROGS:%=$(O)/cmd/%.d)
+-include $(LIBOBJ:.o=.d) $(FAKEOBJ:.o=.d) $(CMDOBJ:.o=.d)

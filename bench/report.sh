@@ -9,7 +9,7 @@
 # In the same run and on the same warm cache: (a) the report's two
 # aggregate statements alone, prepared and executed by psql in one
 # read-only snapshot, output thrown away (taken from the very strings
-# wa-campaign runs, by a small program compiled against lib/, with the
+# wa-campaign runs, by a small program compiled from its sources, with the
 # same work_mem); then (b)
 # wa-campaign report --json and (c) the HTML page. ROUNDS rounds (default
 # 3), each arm once a round; prints seconds, the median, and the max RSS
@@ -25,8 +25,8 @@ pg_start
 
 # The statements, from the sources wa-campaign is built from.
 cat >"$T/sqlof.c" <<'C'
-#include "../lib/pg/report.c"
-#include "../lib/pg/figures.c"
+#include "../cmd/wa-campaign/status.c"
+#include "../cmd/wa-campaign/report.c"
 int
 main(void)
 {
@@ -37,7 +37,10 @@ main(void)
 }
 C
 # shellcheck disable=SC2046
-cc -std=c11 -D_GNU_SOURCE -I"$TOP/lib" -o "$T/sqlof" "$T/sqlof.c" \
+# (Only the statements are wanted: the commands that use them, and what
+# they call in the rest of wa-campaign, are dropped by --gc-sections.)
+cc -std=c11 -D_GNU_SOURCE -I"$TOP/lib" -ffunction-sections \
+    -Wl,--gc-sections -o "$T/sqlof" "$T/sqlof.c" \
     "$TOP/build/libwa.a" $(pkg-config --cflags --libs json-c libpq) ||
     bail "cannot build the statement printer"
 "$T/sqlof" >"$T/prepare.sql"

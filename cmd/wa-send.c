@@ -40,6 +40,7 @@
 #include "api/class.h"
 #include "api/guard.h"
 #include "api/multi.h"
+#include "api/base.h"
 #include "api/send.h"
 
 enum { FREE, HELD, BUSY };
@@ -342,7 +343,7 @@ stop_now(void)
 static void
 setup(void)
 {
-	opt.base = wa_send_base();
+	opt.base = wa_api_base();
 	slots = wa_alloc(opt.jobs * sizeof *slots);
 	spare = wa_alloc(opt.jobs * sizeof *spare);
 	for (nspare = 0; nspare < opt.jobs; nspare++)

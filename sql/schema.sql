@@ -8,8 +8,8 @@
 -- or, the same in one transaction, wa-campaign migrate (the schema is
 -- built into the programs).
 
--- The schema's version (wa-campaign migrate; pg/migrate.h says the same
--- number). A database newer than this file is left alone: its columns
+-- The schema's version (wa-campaign migrate; cmd/wa-campaign/migrate.c
+-- says the same number). A database newer than this file is left alone: its columns
 -- and functions may mean what this release does not know.
 CREATE TABLE IF NOT EXISTS wapipe_schema (
 	version		integer NOT NULL

@@ -80,8 +80,13 @@ reached() {
 	echo "$r_seen"
 }
 
-for src in "$TOP"/cmd/*.c; do
-	p=$(basename "$src" .c)
+# A program is cmd/NAME.c, or a folder cmd/NAME/ whose main.c has main.
+for src in "$TOP"/cmd/*.c "$TOP"/cmd/*/main.c; do
+	case $src in
+	*/main.c) p=$(basename "$(dirname "$src")")
+		srcs=$(echo "$(dirname "$src")"/*.c) ;;
+	*) p=$(basename "$src" .c) srcs=$src ;;
+	esac
 	ok "$p: has a man page" test -f "$TOP/man/$p.1"
 	out=$(mandoc -Tlint -W warning "$TOP/man/$p.1" 2>&1)
 	is "$out" "" "$p: man page lints clean"
@@ -95,16 +100,14 @@ for src in "$TOP"/cmd/*.c; do
 	help_opts "$p" >"$T/help.opts"
 	is "$(page_opts "$TOP/man/$p.1")" "$(cat "$T/help.opts")" \
 	    "$p: --help and the page name the same options"
-	# wa-campaign's run and watch parse their own options (lib/run/).
-	[ "$p" = wa-campaign ] && srcs="$src $TOP/lib/run/*.c" || srcs=$src
 	# shellcheck disable=SC2086
 	is "$(cat "$T/help.opts")" "$(src_opts_all $srcs)" \
 	    "$p: --help names every option it takes, and no other"
 	ok "$p: the page lists -h, --help and --version" sh -c \
 	    "grep -q '^\.It Fl h , Fl \\\\-help\$' '$TOP/man/$p.1' &&
 	    grep -q '^\.It Fl \\\\-version\$' '$TOP/man/$p.1'"
-	# shellcheck disable=SC2046
-	codes $(reached "$src") >"$T/codes"
+	# shellcheck disable=SC2046,SC2086
+	codes $(for f in $srcs; do reached "$f"; done) >"$T/codes"
 	page_codes "$TOP/man/$p.1" >"$T/page.codes"
 	# Reached but never used: wa-webhook links the spool's reader (66)
 	# and never calls it.
@@ -117,7 +120,7 @@ for src in "$TOP"/cmd/*.c; do
 done
 out=$(mandoc -Tlint -W warning "$TOP/man/wapipe.7" 2>&1)
 is "$out" "" "wapipe(7) lints clean"
-codes "$TOP"/cmd/*.c "$TOP"/lib/*/*.c >"$T/codes"
+codes "$TOP"/cmd/*.c "$TOP"/cmd/*/*.c "$TOP"/lib/*/*.c >"$T/codes"
 page_codes "$TOP/man/wapipe.7" >"$T/page.codes"
 is "$(comm -23 "$T/codes" "$T/page.codes" | tr '\n' ' ')" "" \
     "wapipe(7)'s exit table has every code a program uses"
@@ -138,14 +141,22 @@ out=$(cd "$TOP/lib" && for f in */*.[ch]; do
 	    sed -n 2p "$f" | grep -qE "^ \* ($f|${f#*/}): " || echo "$f"
 done)
 is "$out" "" "every lib/ file opens with a comment naming it"
+out=$(cd "$TOP/cmd" && for f in */*.[ch]; do
+	[ "${f#*/}" = main.c ] && continue
+	head -1 "$f" | grep -qx '/\*' &&
+	    sed -n 2p "$f" | grep -qE "^ \* ${f#*/}: " || echo "$f"
+done)
+is "$out" "" "every file of a program's folder opens with a comment naming it"
 
-out=$(grep -nE '[[:space:]]$' "$TOP"/cmd/*.c "$TOP"/lib/*/*.[ch] \
+out=$(grep -nE '[[:space:]]$' "$TOP"/cmd/*.c "$TOP"/cmd/*/*.[ch] \
+    "$TOP"/lib/*/*.[ch] \
     "$TOP"/tests/*.t "$TOP"/tests/*.sh "$TOP"/scripts/*.sh "$TOP"/sql/*.sql \
     2>/dev/null)
 is "$out" "" "no trailing whitespace"
-out=$(grep -nE '^[^"]*//' "$TOP"/cmd/*.c "$TOP"/lib/*/*.[ch] | grep -v 'https\?://')
+out=$(grep -nE '^[^"]*//' "$TOP"/cmd/*.c "$TOP"/cmd/*/*.[ch] \
+    "$TOP"/lib/*/*.[ch] | grep -v 'https\?://')
 is "$out" "" "no // comments"
-out=$(for f in "$TOP"/cmd/*.c "$TOP"/lib/*/*.[ch]; do
+out=$(for f in "$TOP"/cmd/*.c "$TOP"/cmd/*/*.[ch] "$TOP"/lib/*/*.[ch]; do
 	expand "$f" | awk -v f="${f##*/}" 'length > 80 { print f ":" FNR }'
 done)
 is "$out" "" "C lines fit in 80 columns"

@@ -22,21 +22,6 @@
 #include "api/class.h"
 #include "api/send.h"
 
-/* $WA_API_BASE without its trailing '/', or the default; exits 78. */
-char *
-wa_send_base(void)
-{
-	const char *env = getenv("WA_API_BASE");
-	char *b = wa_strdup(env && *env ? env : WA_API_BASE);
-	size_t n = strlen(b);
-
-	while (n > 0 && b[n - 1] == '/')
-		b[--n] = '\0';
-	if (strncmp(b, "https://", 8) != 0 && strncmp(b, "http://", 7) != 0)
-		wa_die(EX_CONFIG, "WA_API_BASE must be an http(s) URL");
-	return b;
-}
-
 /*
  * The request headers, with the token of WA_TOKEN_FILE or WA_TOKEN
  * (core/secret.h); exits 78 without one. The token is never printed.

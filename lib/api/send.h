@@ -10,8 +10,6 @@
 #include "api/answer.h"
 #include "records/request.h"
 
-#define WA_API_BASE "https://graph.facebook.com/v21.0"
-
 struct wa_send {
 	struct wa_request rq;
 	struct wa_buf	 resp;		/* the answer's body */
@@ -21,8 +19,6 @@ struct wa_send {
 					   it again */
 };
 
-/* $WA_API_BASE without its trailing '/', or the default; exits 78. */
-char *wa_send_base(void);
 /* The request headers, with the bearer token; exits 78 without one. */
 struct curl_slist *wa_send_headers(void);
 /* The handle that POSTs s->rq, timeouts in ms, priv as its PRIVATE. */

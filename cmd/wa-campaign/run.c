@@ -23,7 +23,7 @@
  * dies by it. Every stage gets SIGINT if run itself dies (kill -9), so
  * they drain then too.
  *
- * On a terminal, one live line of progress (run/progress.c) and the
+ * On a terminal, one live line of progress (watch.c) and the
  * stages' messages relayed above it; elsewhere a line of progress after
  * each round. With --dry-run, writes on stdout the request each pending
  * row would get (wa-send --dry-run's form: the URL and the body), read
@@ -54,12 +54,12 @@
 #include "core/sig.h"
 #include "records/json.h"
 #include "records/request.h"
+#include "api/base.h"
 #include "pg/claim.h"
 #include "pg/pg.h"
-#include "run/progress.h"
-#include "run/run.h"
+#include "campaign.h"
 
-#define API_BASE "https://graph.facebook.com/v21.0"	/* as wa-send's */
+#define EX_UNSETTLED 76	/* rows left that nothing settles in time */
 
 enum { CLAIM, THROTTLE, SEND, RECORD, RECONCILE, NSTAGE };
 
@@ -87,28 +87,12 @@ static char dir[PATH_MAX];	/* where wa-campaign is: the stages too */
 static int tty;			/* stderr a terminal: the live line */
 static int relay[2] = { -1, -1 };	/* the stages' stderr, on a tty */
 static int shown;		/* the live line is on the screen */
-static struct wa_meter meter;
+static struct meter meter;
 static struct wa_pg *db;
 static char rbuf[8192];
 static size_t rlen;
 static char weight[16] = "1";	/* the campaign's, at this round */
 static int urgent;
-
-static void
-usage(FILE *f, int status)
-{
-	fprintf(f, "usage: wa-campaign [-d conninfo] run [-n | --dry-run] "
-	    "[-r | --rate rate]\n"
-	    "           [-b | --burst n] [-j | --concurrency n] "
-	    "[--timeout-ms ms]\n"
-	    "           [--outage-after secs] [--pg-timeout secs]\n"
-	    "           [--stale-after secs] [--unknown-after secs] "
-	    "[--settle-max secs]\n"
-	    "           [--claim-opt opt] [--throttle-opt opt] "
-	    "[--send-opt opt]\n"
-	    "           [--record-opt opt] [--reconcile-opt opt] id\n");
-	exit(status);
-}
 
 static void
 add(struct args *a, const char *s)
@@ -232,14 +216,14 @@ unshow(void)
 static void
 progress(int live)
 {
-	struct wa_snap s;
+	struct snap s;
 	char line[512];
 
 	if (live && !tty)
 		return;
-	if (wa_snap_take(db, opt.id, &s, 0) != 0)
+	if (snap_take(db, opt.id, &s, 0) != 0)
 		return;
-	wa_meter_line(&meter, opt.id, &s, line, sizeof line);
+	meter_line(&meter, opt.id, &s, line, sizeof line);
 	if (tty) {
 		fprintf(stderr, "\r\033[K%s", line);
 		shown = 1;
@@ -368,7 +352,7 @@ pipeline(void)
 {
 	int p[3][2], st[4] = { 0 }, null, err = tty ? relay[1] : -1, i;
 	pid_t pids[4], pg = 0;
-	struct wa_snap s;
+	struct snap s;
 
 	share();
 	for (i = 0; i < 3; i++)
@@ -390,7 +374,7 @@ pipeline(void)
 		return stopped();
 	unshow();
 	if (st[SEND] == EX_TEMPFAIL) {
-		if (wa_snap_take(db, opt.id, &s, 1) == 0 && *s.reason)
+		if (snap_take(db, opt.id, &s, 1) == 0 && *s.reason)
 			wa_warn("campaign %s halted: %s", opt.id, s.reason);
 		else
 			wa_warn("campaign %s halted (wa-send says why above)",
@@ -447,14 +431,14 @@ min_ms(long long a, long long b)
 static int
 loop(void)
 {
-	struct wa_snap s;
+	struct snap s;
 	long long wait, stuck = -1, last = -1;
 	int r, idle = 0;
 
 	for (;;) {
 		if (wa_stopping)
 			return stopped();
-		if (wa_snap_take(db, opt.id, &s, 1) != 0)
+		if (snap_take(db, opt.id, &s, 1) != 0)
 			wa_die(EX_USAGE, "campaign %s is gone: it was deleted",
 			    opt.id);
 		if (strcmp(s.state, "running") != 0)
@@ -477,7 +461,7 @@ loop(void)
 		}
 		if ((r = reconcile()) != 0)
 			return r;
-		if (wa_snap_take(db, opt.id, &s, 1) != 0 ||
+		if (snap_take(db, opt.id, &s, 1) != 0 ||
 		    strcmp(s.state, "running") != 0 || s.due > 0)
 			continue;
 		/* Nothing due: until the table says something will be. */
@@ -540,14 +524,13 @@ dry_run(void)
 	struct wa_request rq = { 0 };
 	struct wa_buf head = { 0 }, line = { 0 };
 	struct json_object *o;
-	const char *base = getenv("WA_API_BASE"), *why;
+	char *base = wa_api_base();
+	const char *why;
 	char err[256];
 	PGresult *res;
 	long long bad = 0;
 	int i, n;
 
-	if (base == NULL || *base == '\0')
-		base = API_BASE;
 	res = wa_pg_need(db, NULL, WA_CLAIM_HEAD_SQL, 1, p);
 	if (PQntuples(res) != 1)
 		wa_die(EX_USAGE, "no campaign %s", opt.id);
@@ -583,6 +566,7 @@ dry_run(void)
 	} while (n > 0 && !wa_stopping);
 	PQclear(wa_pg_need(db, NULL, "ROLLBACK", 0, NULL));
 	wa_request_free(&rq);
+	free(base);
 	wa_buf_free(&head);
 	wa_buf_free(&line);
 	json_tokener_free(tok);
@@ -594,7 +578,7 @@ dry_run(void)
 }
 
 int
-wa_run_main(int argc, char **argv)
+cmd_run(struct opts *o)
 {
 	enum { O_STALE = 256, O_UNKNOWN, O_SETTLE, O_PGT, O_TIMEOUT,
 	    O_OUTAGE, O_OPT };
@@ -618,13 +602,15 @@ wa_run_main(int argc, char **argv)
 		    O_OPT + RECONCILE },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct wa_snap s;
+	struct snap s;
 	ssize_t n;
 	char *slash;
 	int c, ret;
 
+	opt.conninfo = o->conninfo;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:d:hj:nr:", longs, NULL)) != -1)
+	while ((c = getopt_long(o->argc, o->argv, "b:d:hj:nr:", longs, NULL))
+	    != -1)
 		switch (c) {
 		case 'b':
 			wa_num(optarg, 1, 1000000, "burst");
@@ -635,7 +621,7 @@ wa_run_main(int argc, char **argv)
 			opt.conninfo = optarg;
 			break;
 		case 'h':
-			usage(stdout, 0);
+			campaign_usage("run", stdout, 0);
 			break;
 		case 'j':
 			wa_num(optarg, 1, 100000, "concurrency");
@@ -676,12 +662,12 @@ wa_run_main(int argc, char **argv)
 				add(&opt.extra[c - O_OPT], optarg);
 				break;
 			}
-			usage(stderr, EX_USAGE);
+			campaign_usage("run", stderr, EX_USAGE);
 		}
 	/* argv[optind] is "run" (the command), then the id. */
-	if (argc - optind != 2 || strcmp(argv[optind], "run") != 0)
-		usage(stderr, EX_USAGE);
-	opt.id = argv[optind + 1];
+	if (o->argc - optind != 2 || strcmp(o->argv[optind], "run") != 0)
+		campaign_usage("run", stderr, EX_USAGE);
+	opt.id = o->argv[optind + 1];
 	wa_num(opt.id, 1, LLONG_MAX, "campaign id");
 
 	/* The stages are wa-campaign's siblings (else found in PATH). */
@@ -710,9 +696,9 @@ wa_run_main(int argc, char **argv)
 				wa_die(EX_OSERR, "pipe:");
 			fcntl(relay[0], F_SETFL, O_NONBLOCK);
 		}
-		if (wa_snap_take(db, opt.id, &s, 1) != 0)
+		if (snap_take(db, opt.id, &s, 1) != 0)
 			wa_die(EX_USAGE, "no campaign %s", opt.id);
-		wa_meter_init(&meter, &s);
+		meter_init(&meter, &s);
 		ret = loop();
 	}
 	wa_pg_close(db);

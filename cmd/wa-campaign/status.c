@@ -1,7 +1,8 @@
 /*
- * report.c: where a campaign stands. One statement builds the whole
- * report as JSON, so the counts, the errors and the rate all come from
- * one snapshot; wa_report_print lays the same object out for people.
+ * status.c: wa-campaign status and list: where a campaign stands, and
+ * every campaign. One statement builds the whole status as JSON, so the
+ * counts, the errors and the rate all come from one snapshot; status
+ * prints it (--json) or lays the same object out for people.
  *
  * "accepted" counts the rows the API took (sent, delivered or read, or
  * failed later with a wamid). "rate" is accepted divided by the seconds
@@ -20,6 +21,10 @@
  * left (null when unlimited); expires_at, window, tz, weight and priority
  * the campaign's rules of the road. The list, as text or as one
  * JSON object per campaign, counts each campaign's rows.
+ *
+ * Reads campaigns, campaign_recipients, recipient_errors and the
+ * messaging limits (Postgres); writes on stdout. Returns 0; exits 64
+ * when there is no such campaign, 69 when Postgres fails.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +32,21 @@
 
 #include "core/err.h"
 #include "records/json.h"
-#include "pg/report.h"
+#include "campaign.h"
 
 #define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
     "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+/* A campaign's own fields, as status and list show them. */
+#define CAMPAIGN \
+    "  'id', c.id, 'name', c.name," \
+    "  'state', c.state, 'state_reason', c.state_reason," \
+    "  'phone_number_id', c.phone_number_id, 'template', c.template_name," \
+    "  'language', c.template_lang, 'max_attempts', c.max_attempts," \
+    "  'on_unknown', c.on_unknown, 'breaker', c.breaker," \
+    "  'created_at', " ISO("c.created_at") "," \
+    "  'started_at', " ISO("c.started_at") "," \
+    "  'finished_at', " ISO("c.finished_at")
 
 /*
  * One pass over the rows: a group per status (set 7 in the GROUPING()
@@ -53,14 +69,7 @@ static const char *report_sql =
     "   WHERE campaign_id = $1) r"
     "  GROUP BY GROUPING SETS ((status), (attempt),"
     "   (error_code, error_title), ()))"
-    " SELECT json_build_object('id', c.id, 'name', c.name,"
-    "  'state', c.state, 'state_reason', c.state_reason,"
-    "  'phone_number_id', c.phone_number_id, 'template', c.template_name,"
-    "  'language', c.template_lang, 'max_attempts', c.max_attempts,"
-    "  'on_unknown', c.on_unknown, 'breaker', c.breaker,"
-    "  'created_at', " ISO("c.created_at") ","
-    "  'started_at', " ISO("c.started_at") ","
-    "  'finished_at', " ISO("c.finished_at") ","
+    " SELECT json_build_object(" CAMPAIGN ","
     "  'expires_at', " ISO("c.expires_at") ","
     "  'window', to_char(c.window_from, 'HH24:MI') || '-' ||"
     "   to_char(c.window_to, 'HH24:MI'), 'tz', c.tz,"
@@ -117,25 +126,9 @@ static const char *report_sql =
     "  'rate_last_minute', round(t.recent / 60.0, 1))"
     " FROM campaigns c JOIN g t ON t.set = 15 WHERE c.id = $1";
 
-/* Every campaign with its counts. */
+/* Every campaign with its counts, as one JSON object each. */
 static const char *list_sql =
-    "SELECT c.id, c.state, count(r.id), count(r.id) FILTER (WHERE"
-    "  r.status IN ('pending', 'sending', 'unknown')),"
-    " count(r.id) FILTER (WHERE r.status IN ('sent', 'delivered', 'read')),"
-    " count(r.id) FILTER (WHERE r.status = 'failed'), c.name"
-    " FROM campaigns c LEFT JOIN campaign_recipients r"
-    "  ON r.campaign_id = c.id GROUP BY c.id ORDER BY c.id";
-
-/* The same, and more, as one JSON object per campaign. */
-static const char *list_json_sql =
-    "SELECT json_build_object('id', c.id, 'name', c.name,"
-    "  'state', c.state, 'state_reason', c.state_reason,"
-    "  'phone_number_id', c.phone_number_id, 'template', c.template_name,"
-    "  'language', c.template_lang, 'max_attempts', c.max_attempts,"
-    "  'on_unknown', c.on_unknown, 'breaker', c.breaker,"
-    "  'created_at', " ISO("c.created_at") ","
-    "  'started_at', " ISO("c.started_at") ","
-    "  'finished_at', " ISO("c.finished_at") ","
+    "SELECT json_build_object(" CAMPAIGN ","
     "  'recipients', count(r.id),"
     "  'to_send', count(r.id) FILTER (WHERE"
     "   r.status IN ('pending', 'sending', 'unknown')),"
@@ -151,7 +144,7 @@ static const char *list_json_sql =
 
 /* The report of campaign id, or NULL when there is none. */
 struct json_object *
-wa_report(PGconn *conn, const char *id)
+status_report(PGconn *conn, const char *id)
 {
 	const char *p[] = { id };
 	PGresult *res = wa_pg_exec(conn, report_sql, 1, p);
@@ -193,8 +186,8 @@ span(FILE *f, double secs)
 	fprintf(f, "%llds", s % 60);
 }
 
-void
-wa_report_print(FILE *f, struct json_object *o)
+static void
+print(FILE *f, struct json_object *o)
 {
 	struct json_object *v, *rate = wa_json_get(o, "rate");
 	long long total = num(o, "total"), n;
@@ -289,29 +282,48 @@ wa_report_print(FILE *f, struct json_object *o)
 	    json_object_get_string(wa_json_get(o, "rate_last_minute")));
 }
 
-/* One line per campaign: id, state, counts, name; or a JSON object. */
-void
-wa_report_list(PGconn *conn, FILE *f, int json)
+/* wa-campaign list: a line per campaign, or (--json) its object. */
+int
+cmd_list(struct opts *o)
 {
-	PGresult *res = wa_pg_exec(conn, json ? list_json_sql : list_sql, 0,
-	    NULL);
+	PGresult *res = wa_pg_exec(campaign_db(o), list_sql, 0, NULL);
+	struct json_object *c;
 	int i;
 
 	if (res == NULL)
 		exit(EX_UNAVAILABLE);
-	if (json) {
-		for (i = 0; i < PQntuples(res); i++)
-			fprintf(f, "%s\n", PQgetvalue(res, i, 0));
-		PQclear(res);
-		return;
+	if (!(o->given & O(JSON)))
+		printf("%6s  %-9s %10s %10s %10s %10s  %s\n", "ID", "STATE",
+		    "RECIPIENTS", "TO SEND", "SENT", "FAILED", "NAME");
+	for (i = 0; i < PQntuples(res); i++) {
+		if (o->given & O(JSON)) {
+			printf("%s\n", PQgetvalue(res, i, 0));
+			continue;
+		}
+		if ((c = json_tokener_parse(PQgetvalue(res, i, 0))) == NULL)
+			wa_die(EX_SOFTWARE, "a campaign's list is not JSON");
+		printf("%6lld  %-9s %10lld %10lld %10lld %10lld  %s\n",
+		    num(c, "id"), str(c, "state"), num(c, "recipients"),
+		    num(c, "to_send"), num(c, "sent"), num(c, "failed"),
+		    str(c, "name"));
+		json_object_put(c);
 	}
-	fprintf(f, "%6s  %-9s %10s %10s %10s %10s  %s\n", "ID", "STATE",
-	    "RECIPIENTS", "TO SEND", "SENT", "FAILED", "NAME");
-	for (i = 0; i < PQntuples(res); i++)
-		fprintf(f, "%6s  %-9s %10s %10s %10s %10s  %s\n",
-		    PQgetvalue(res, i, 0), PQgetvalue(res, i, 1),
-		    PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
-		    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5),
-		    PQgetvalue(res, i, 6));
 	PQclear(res);
+	return 0;
+}
+
+/* wa-campaign status: the report, as text or (--json) JSON. */
+int
+cmd_status(struct opts *o)
+{
+	struct json_object *r = status_report(campaign_db(o), o->args[0]);
+
+	if (r == NULL)
+		wa_die(EX_USAGE, "no campaign %s", o->args[0]);
+	if (o->given & O(JSON))
+		wa_out_json(r);
+	else
+		print(stdout, r);
+	json_object_put(r);
+	return 0;
 }

@@ -1,21 +1,19 @@
 /*
- * pg/migrate.c: brings a database's schema up to this release's, in
- * place. Reads the version in wapipe_schema: a database without that
- * table but with campaigns was made by release 0.1.0 (version 1); one
- * without either is empty (0). Writes sql/schema.sql, built into the
- * program (wa_schema_sql), which creates only what is missing and so
- * takes any older version to this one: the step of each release is the
- * whole schema, applied in one transaction under an advisory lock (two
- * migrations at once run one after the other), with the new version.
- * Refuses a database newer than the programs: its columns and functions
- * may mean what these programs do not know.
+ * migrate.c: wa-campaign migrate: brings a database's schema up to this
+ * release's, in place. Reads the version in wapipe_schema: a database without
+ * that table but with campaigns was made by release 0.1.0 (version 1); one
+ * without either is empty (0). Writes sql/schema.sql, built into the program
+ * (wa_schema_sql), which creates only what is missing and so takes any older
+ * version to this one: the step of each release is the whole schema, applied in
+ * one transaction under an advisory lock (two migrations at once run one after
+ * the other), with the new version. Refuses a database newer than the programs:
+ * its columns and functions may mean what these programs do not know.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "core/err.h"
-#include "pg/migrate.h"
-#include "pg/pg.h"
+#include "campaign.h"
 
 extern const char wa_schema_sql[];
 
@@ -41,9 +39,13 @@ must(PGconn *conn, const char *sql, const char *what)
 	PQclear(res);
 }
 
+/* The schema version of this release; sql/schema.sql records the same. */
+#define SCHEMA_VERSION 3
+
 int
-wa_migrate(PGconn *conn)
+cmd_migrate(struct opts *o)
 {
+	PGconn *conn = campaign_db(o);
 	PGresult *res;
 	int v;
 
@@ -59,11 +61,11 @@ wa_migrate(PGconn *conn)
 		v = atoi(PQgetvalue(res, 0, 0));
 		PQclear(res);
 	}
-	if (v > WA_SCHEMA_VERSION)
+	if (v > SCHEMA_VERSION)
 		wa_die(EX_DATAERR, "the database's schema is version %d, "
 		    "newer than these programs' (%d): install the wapipe "
-		    "that made it", v, WA_SCHEMA_VERSION);
-	if (v == WA_SCHEMA_VERSION) {
+		    "that made it", v, SCHEMA_VERSION);
+	if (v == SCHEMA_VERSION) {
 		printf("schema version %d: up to date\n", v);
 		must(conn, "ROLLBACK", "rollback");
 		return 0;
@@ -71,12 +73,12 @@ wa_migrate(PGconn *conn)
 	must(conn, wa_schema_sql, "the schema");
 	res = wa_pg_must(conn, "SELECT max(version) FROM wapipe_schema", 0,
 	    NULL);
-	if (atoi(PQgetvalue(res, 0, 0)) != WA_SCHEMA_VERSION)
+	if (atoi(PQgetvalue(res, 0, 0)) != SCHEMA_VERSION)
 		wa_die(EX_SOFTWARE, "sql/schema.sql records version %s, the "
 		    "programs %d: built from different trees?",
-		    PQgetvalue(res, 0, 0), WA_SCHEMA_VERSION);
+		    PQgetvalue(res, 0, 0), SCHEMA_VERSION);
 	PQclear(res);
 	must(conn, "COMMIT", "commit");
-	printf("schema version %d: upgraded to %d\n", v, WA_SCHEMA_VERSION);
+	printf("schema version %d: upgraded to %d\n", v, SCHEMA_VERSION);
 	return 0;
 }

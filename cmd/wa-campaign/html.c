@@ -1,8 +1,8 @@
 /*
  * html.c: a campaign's report as one HTML page, from the figures
- * wa_figures reads (the object `wa-campaign report --json` prints), so
+ * report.c reads (the object `wa-campaign report --json` prints), so
  * the page and the JSON cannot disagree. Pure formatting: no Postgres
- * here, which keeps it in records/ and lets it be fed any figures.
+ * here, so it can be fed any figures.
  *
  * The page stands alone: inline CSS, charts as inline SVG, no script,
  * and nothing fetched (no font, no image, no link to a network), so it
@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "records/html.h"
 #include "records/json.h"
+#include "campaign.h"
 
 #define W 720		/* a chart's width in SVG units */
 #define ROW 22		/* a bar's height and gap */
@@ -465,7 +465,7 @@ settings(FILE *f, struct json_object *o)
 }
 
 void
-wa_html_report(FILE *f, struct json_object *o)
+html_report(FILE *f, struct json_object *o)
 {
 	head(f, o);
 	funnel(f, o);

@@ -6,13 +6,15 @@
  * Reads campaign_recipients (Postgres) through one COPY (SELECT ...) TO
  * STDOUT, so rows come as the server reads them and memory stays flat
  * however many there are; writes them on stdout, CSV with a header line
- * or NDJSON, in phone order. Returns the rows written. Exits 69 when
+ * or NDJSON, in phone order. Returns 0. Exits 64 on a bad --status,
+ * --code or --format or an unknown campaign, 69 when
  * Postgres fails or goes away in the middle (saying how many rows went
  * out: the output is then incomplete), 74 when stdout fails (a closed
  * pipe included). It holds no state to save, so SIGINT and SIGTERM end
  * it at once, as they would any reader.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,7 @@
 
 #include "core/buf.h"
 #include "core/err.h"
-#include "pg/export.h"
+#include "campaign.h"
 
 #define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
     "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
@@ -42,11 +44,21 @@ static const char *const cols[][2] = {
 	{ "params", "template_params" },
 };
 
+enum { CSV, NDJSON };
+
+struct export {
+	const char	*id;		/* the campaign */
+	const char	*status;	/* only rows in this status, or NULL */
+	const char	*code;		/* only rows with this error code */
+	int		 format;	/* CSV or NDJSON */
+};
+
 static const char *const statuses[] = { "pending", "sending", "unknown",
     "sent", "delivered", "read", "failed", "suppressed", "expired" };
 
-int
-wa_export_status(const char *s)
+/* Whether s is a status a row can have. */
+static int
+is_status(const char *s)
 {
 	size_t i;
 
@@ -61,10 +73,10 @@ wa_export_status(const char *s)
  * as numbers and the status against the list, so they are put in as is.
  */
 static void
-statement(struct wa_buf *q, const struct wa_export *e)
+statement(struct wa_buf *q, const struct export *e)
 {
 	size_t i, n = sizeof cols / sizeof *cols;
-	int csv = e->format == WA_EXPORT_CSV;
+	int csv = e->format == CSV;
 
 	wa_buf_printf(q, "COPY (%sSELECT ", csv ? "" :
 	    "SELECT row_to_json(x) FROM (");
@@ -124,8 +136,9 @@ unescape(struct wa_buf *b, const char *s, size_t n)
 	wa_buf_add(b, s, n);
 }
 
-unsigned long long
-wa_export(PGconn *conn, const struct wa_export *e)
+/* Rows written; exits 69 when Postgres fails, 74 when stdout does. */
+static unsigned long long
+export(PGconn *conn, const struct export *e)
 {
 	struct wa_buf q = { 0 }, out = { 0 };
 	unsigned long long rows = 0;
@@ -151,7 +164,7 @@ wa_export(PGconn *conn, const struct wa_export *e)
 	}
 	PQclear(res);
 	while ((n = PQgetCopyData(conn, &row, 0)) > 0) {
-		if (e->format == WA_EXPORT_CSV)
+		if (e->format == CSV)
 			wa_buf_add(&out, row, n);
 		else
 			unescape(&out, row, n);
@@ -165,7 +178,7 @@ wa_export(PGconn *conn, const struct wa_export *e)
 	}
 	writeall(out.s, out.len);
 	wa_buf_free(&out);
-	if (e->format == WA_EXPORT_CSV && rows > 0)
+	if (e->format == CSV && rows > 0)
 		rows--;
 	res = n == -1 ? PQgetResult(conn) : NULL;
 	if (n != -1 || PQresultStatus(res) != PGRES_COMMAND_OK) {
@@ -175,4 +188,27 @@ wa_export(PGconn *conn, const struct wa_export *e)
 	}
 	PQclear(res);
 	return rows;
+}
+
+int
+cmd_export(struct opts *o)
+{
+	const char *format = o->val[FORMAT];
+	struct export e = { o->args[0], o->val[STATUS], o->val[CODE], CSV };
+	PGconn *conn = campaign_db(o);
+
+	if (e.status != NULL && !is_status(e.status))
+		wa_die(EX_USAGE, "--status is pending, sending, unknown, sent, "
+		    "delivered, read, failed, suppressed or expired, not "
+		    "'%s'", e.status);
+	if (e.code != NULL)
+		wa_num(e.code, 0, INT_MAX, "error code");
+	if (format != NULL && strcmp(format, "ndjson") == 0)
+		e.format = NDJSON;
+	else if (format != NULL && strcmp(format, "csv") != 0)
+		wa_die(EX_USAGE, "--format is csv or ndjson, not '%s'", format);
+	campaign_state(conn, e.id, 0);
+	fflush(stdout);
+	export(conn, &e);
+	return 0;
 }

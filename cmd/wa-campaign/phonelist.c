@@ -15,8 +15,7 @@
 #include "core/sig.h"
 #include "records/import.h"
 #include "records/phone.h"
-#include "pg/phonelist.h"
-#include "pg/pg.h"
+#include "campaign.h"
 
 /* Whether the first line of the file is a header or an NDJSON row. */
 static int
@@ -34,7 +33,7 @@ headed(const char *s, size_t n)
 }
 
 unsigned long
-wa_phone_list(const char *path, const char *cc, const char *reject,
+phone_list(const char *path, const char *cc, const char *reject,
     const char *what, struct wa_buf *a, unsigned long *bad)
 {
 	struct wa_rows rows;

@@ -1,5 +1,6 @@
 /*
- * progress.c: a campaign's progress from its rows. Reads campaigns and
+ * watch.c: wa-campaign watch, and the line of progress run draws too: a
+ * campaign's progress from its rows. Reads campaigns and
  * campaign_recipients (one statement a snapshot); writes the line of
  * progress; wa-campaign watch draws it on stdout, in place on a terminal
  * (every second), a line every --interval seconds otherwise. Watch
@@ -15,7 +16,7 @@
 
 #include "core/err.h"
 #include "core/sig.h"
-#include "run/progress.h"
+#include "campaign.h"
 
 static const char *snap_sql =
     "SELECT c.state, coalesce(c.state_reason, ''), s.* FROM campaigns c,"
@@ -39,7 +40,7 @@ static const char *snap_sql =
     " WHERE c.id = $1";
 
 int
-wa_snap_take(struct wa_pg *db, const char *id, struct wa_snap *s, int wait)
+snap_take(struct wa_pg *db, const char *id, struct snap *s, int wait)
 {
 	PGresult *res = wait ? wa_pg_need(db, "wa_snap", snap_sql, 1, &id) :
 	    wa_pg_try(db, "wa_snap", snap_sql, 1, &id);
@@ -65,7 +66,7 @@ wa_snap_take(struct wa_pg *db, const char *id, struct wa_snap *s, int wait)
 }
 
 void
-wa_meter_init(struct wa_meter *m, const struct wa_snap *s)
+meter_init(struct meter *m, const struct snap *s)
 {
 	memset(m, 0, sizeof *m);
 	m->t0 = s->at;
@@ -87,7 +88,7 @@ span(char *buf, size_t size, long long s)
 }
 
 void
-wa_meter_line(struct wa_meter *m, const char *id, const struct wa_snap *s,
+meter_line(struct meter *m, const char *id, const struct snap *s,
     char *buf, size_t size)
 {
 	char eta[32], when[40];
@@ -100,17 +101,17 @@ wa_meter_line(struct wa_meter *m, const char *id, const struct wa_snap *s,
 	 * The oldest sample of the ring no older than ~10 s gives "now";
 	 * one within 500 ms of the last is not kept (it would say 0/s).
 	 */
-	if (m->n == 0 || s->at - m->ring[(m->head + WA_METER_N - 1) %
-	    WA_METER_N].at >= 500) {
+	if (m->n == 0 || s->at - m->ring[(m->head + METER_N - 1) %
+	    METER_N].at >= 500) {
 		m->ring[m->head].at = s->at;
 		m->ring[m->head].done = s->done;
-		m->head = (m->head + 1) % WA_METER_N;
-		if (m->n < WA_METER_N)
+		m->head = (m->head + 1) % METER_N;
+		if (m->n < METER_N)
 			m->n++;
 	}
-	old = (m->head - m->n + WA_METER_N) % WA_METER_N;
+	old = (m->head - m->n + METER_N) % METER_N;
 	while (m->n > 2 && s->at - m->ring[old].at > 10000) {
-		old = (old + 1) % WA_METER_N;
+		old = (old + 1) % METER_N;
 		m->n--;
 	}
 	if (s->at > m->ring[old].at)
@@ -147,16 +148,8 @@ wa_meter_line(struct wa_meter *m, const char *id, const struct wa_snap *s,
 		snprintf(buf + n, size - n, " [%s]", s->state);
 }
 
-static void
-watch_usage(FILE *f, int status)
-{
-	fprintf(f, "usage: wa-campaign [-d conninfo] watch [--interval secs] "
-	    "[--pg-timeout secs] id\n");
-	exit(status);
-}
-
 int
-wa_watch_main(int argc, char **argv)
+cmd_watch(struct opts *o)
 {
 	static const struct option longs[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -164,23 +157,23 @@ wa_watch_main(int argc, char **argv)
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *conninfo = NULL, *id;
+	const char *conninfo = o->conninfo, *id;
 	long long interval = 10, timeout = WA_PG_TIMEOUT;
-	struct wa_snap s;
-	struct wa_meter m;
+	struct snap s;
+	struct meter m;
 	struct wa_pg *db;
 	char line[512];
 	int c, tty, status = -1;
 	int64_t last = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:h", longs, NULL)) != -1)
+	while ((c = getopt_long(o->argc, o->argv, "d:h", longs, NULL)) != -1)
 		switch (c) {
 		case 'd':
 			conninfo = optarg;
 			break;
 		case 'h':
-			watch_usage(stdout, 0);
+			campaign_usage("watch", stdout, 0);
 			break;
 		case 'i':
 			interval = wa_num(optarg, 1, 86400, "interval");
@@ -189,26 +182,26 @@ wa_watch_main(int argc, char **argv)
 			timeout = wa_num(optarg, 0, 86400 * 7, "pg-timeout");
 			break;
 		default:
-			watch_usage(stderr, EX_USAGE);
+			campaign_usage("watch", stderr, EX_USAGE);
 		}
 	/* argv[optind] is "watch" (the command), then the id. */
-	if (argc - optind != 2 || strcmp(argv[optind], "watch") != 0)
-		watch_usage(stderr, EX_USAGE);
-	id = argv[optind + 1];
+	if (o->argc - optind != 2 || strcmp(o->argv[optind], "watch") != 0)
+		campaign_usage("watch", stderr, EX_USAGE);
+	id = o->argv[optind + 1];
 	wa_num(id, 1, LLONG_MAX, "campaign id");
 	tty = isatty(STDOUT_FILENO);
 	wa_signals();
 	db = wa_pg_open(conninfo, timeout);
 	wa_pg_patience(db, 1);
-	if (wa_snap_take(db, id, &s, 1) < 0)
+	if (snap_take(db, id, &s, 1) < 0)
 		wa_die(EX_USAGE, "no campaign %s", id);
-	wa_meter_init(&m, &s);
+	meter_init(&m, &s);
 	while (status < 0) {
 		if (strcmp(s.state, "completed") == 0)
 			status = 0;
 		else if (strcmp(s.state, "cancelled") == 0)
 			status = EX_NOPERM;
-		wa_meter_line(&m, id, &s, line, sizeof line);
+		meter_line(&m, id, &s, line, sizeof line);
 		if (tty)
 			printf("\r\033[K%s%s", line, status >= 0 ? "\n" : "");
 		else if (status >= 0 || s.at - last >= interval * 1000) {
@@ -226,7 +219,7 @@ wa_watch_main(int argc, char **argv)
 			status = EX_TEMPFAIL;
 			break;
 		}
-		if (wa_snap_take(db, id, &s, 1) < 0)
+		if (snap_take(db, id, &s, 1) < 0)
 			wa_die(EX_USAGE, "campaign %s is gone", id);
 	}
 	wa_pg_close(db);

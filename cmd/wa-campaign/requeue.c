@@ -8,7 +8,7 @@
  * (outage, transient, ambiguous, ...) and two more: timeout (the call
  * timed out, curl 28) and http (an HTTP status without an API error).
  *
- * Reads the phones file (pg/phonelist.c). Reads and writes
+ * Reads the phones file (phonelist.c). Reads and writes
  * campaign_recipients and recipient_errors, in one transaction: the
  * current error is cleared, after being added to recipient_errors unless
  * it is there already, so the history keeps it.
@@ -37,9 +37,7 @@
 #include "records/import.h"
 #include "records/phone.h"
 #include "api/class.h"
-#include "pg/load.h"
-#include "pg/phonelist.h"
-#include "pg/requeue.h"
+#include "campaign.h"
 
 /*
  * $1 campaign, $2 statuses, $3 code, $4 class, $5 phones (NULL: any).
@@ -99,6 +97,17 @@ static const char *absent_sql =
     "  WHERE NOT EXISTS (SELECT 1 FROM campaign_recipients"
     "   WHERE campaign_id = $1 AND phone = p)) x";
 
+struct requeue {
+	const char	*id;		/* the campaign */
+	const char	*status;	/* "failed,unknown", or NULL: default */
+	const char	*code;		/* an error code, or NULL */
+	const char	*class;		/* an error class, timeout, http */
+	const char	*phones;	/* a file of numbers ("-": stdin) */
+	const char	*reject;	/* where its bad lines go, or NULL */
+	const char	*cc;		/* --country-code digits, or NULL */
+	int		 dry;		/* -n: count and show, change nothing */
+};
+
 static const char *const requeueable[] = { "failed", "unknown", "pending" };
 
 /* Checks the comma-separated statuses s into the array literal a. */
@@ -140,7 +149,7 @@ check_class(const char *s)
 
 /* Says which numbers of the file are not in the campaign. */
 static void
-absent(PGconn *conn, const struct wa_requeue *rq, const char *list)
+absent(PGconn *conn, const struct requeue *rq, const char *list)
 {
 	const char *p[] = { rq->id, list };
 	PGresult *res = wa_pg_must(conn, absent_sql, 2, p);
@@ -153,14 +162,14 @@ absent(PGconn *conn, const struct wa_requeue *rq, const char *list)
 	PQclear(res);
 }
 
-int
-wa_requeue(PGconn *conn, const struct wa_requeue *rq)
+/* 0, or 65 when lines of the phones file were rejected. */
+static int
+requeue(PGconn *conn, const struct requeue *rq)
 {
 	struct wa_buf st = { 0 }, list = { 0 };
 	const char *p[5], *status = rq->status;
 	unsigned long bad = 0, n = 0;
 	PGresult *res;
-	char state[16] = "";
 	int i;
 
 	if (status == NULL)
@@ -172,7 +181,7 @@ wa_requeue(PGconn *conn, const struct wa_requeue *rq)
 	if (rq->class != NULL)
 		check_class(rq->class);
 	if (rq->phones != NULL)
-		n = wa_phone_list(rq->phones, rq->cc, rq->reject,
+		n = phone_list(rq->phones, rq->cc, rq->reject,
 		    "nothing requeued", &list, &bad);
 	p[0] = rq->id;
 	p[1] = st.s;
@@ -180,14 +189,7 @@ wa_requeue(PGconn *conn, const struct wa_requeue *rq)
 	p[3] = rq->class;
 	p[4] = rq->phones != NULL ? list.s : NULL;
 	PQclear(wa_pg_must(conn, "BEGIN", 0, NULL));
-	res = wa_pg_must(conn, "SELECT state FROM campaigns WHERE id = $1"
-	    " FOR UPDATE", 1, p);
-	if (PQntuples(res) == 1)
-		snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (*state == '\0')
-		wa_die(EX_USAGE, "no campaign %s", rq->id);
-	if (strcmp(state, "cancelled") == 0)
+	if (strcmp(campaign_state(conn, rq->id, 1), "cancelled") == 0)
 		wa_die(EX_DATAERR, "campaign %s is cancelled: nothing to "
 		    "requeue", rq->id);
 	if (rq->phones != NULL && n > 0)
@@ -207,7 +209,7 @@ wa_requeue(PGconn *conn, const struct wa_requeue *rq)
 		res = wa_pg_must(conn, requeue_sql, 5, p);
 		printf("%s\n", PQgetvalue(res, 0, 0));
 		PQclear(res);
-		if (wa_import_reopen(conn, rq->id))
+		if (campaign_reopen(conn, rq->id))
 			wa_warn("campaign %s was completed and runs again: "
 			    "start the pipeline to send the requeued rows",
 			    rq->id);
@@ -216,4 +218,17 @@ wa_requeue(PGconn *conn, const struct wa_requeue *rq)
 	wa_buf_free(&st);
 	wa_buf_free(&list);
 	return bad > 0 ? EX_DATAERR : 0;
+}
+
+int
+cmd_requeue(struct opts *o)
+{
+	const char *const *v = o->val;
+	struct requeue rq = { o->args[0], v[STATUS], v[CODE], v[CLASS],
+	    v[PHONES], v[REJECT], v[CC], (o->given & O(DRY)) != 0 };
+
+	if ((v[REJECT] != NULL || v[CC] != NULL) && v[PHONES] == NULL)
+		wa_die(EX_USAGE, "--reject and --country-code go with "
+		    "--phones");
+	return requeue(campaign_db(o), &rq);
 }

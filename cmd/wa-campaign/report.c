@@ -1,7 +1,7 @@
 /*
- * figures.c: every figure of a campaign's report (wa-campaign report,
+ * report.c: every figure of a campaign's report (wa-campaign report,
  * its --json and its HTML), as one JSON object: the status report of
- * report.c (wa_report, the same statement, so the two can never
+ * status.c (status_report, the same statement, so the two can never
  * disagree) and, beside its keys, what only the report shows. Both
  * statements run in one read-only REPEATABLE READ transaction: one
  * snapshot for every figure.
@@ -39,10 +39,8 @@
 #include <stdlib.h>
 
 #include "core/err.h"
-#include "records/html.h"
 #include "records/json.h"
-#include "pg/figures.h"
-#include "pg/report.h"
+#include "campaign.h"
 
 #define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
     "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
@@ -79,7 +77,7 @@
  * 10 hours, to 10 minutes beyond (lq, rounded down): a few hundred
  * groups, from which the percentiles and the histogram are read, so
  * that no pass has to sort a million values. The plan must hash, not
- * sort (see wa_figures).
+ * sort (see figures()).
  */
 static const char *figures_sql =
     "WITH r AS NOT MATERIALIZED (SELECT status, attempt, claimed_at,"
@@ -201,8 +199,8 @@ sql(PGconn *conn, const char *s)
 	PQclear(res);
 }
 
-struct json_object *
-wa_figures(PGconn *conn, const char *id)
+static struct json_object *
+figures(PGconn *conn, const char *id)
 {
 	const char *p[] = { id };
 	struct json_object *o, *more;
@@ -216,7 +214,7 @@ wa_figures(PGconn *conn, const char *id)
 	 * every row to disk instead. The real hash tables stay small.
 	 */
 	sql(conn, "SET LOCAL work_mem = '1GB'");
-	if ((o = wa_report(conn, id)) == NULL) {
+	if ((o = status_report(conn, id)) == NULL) {
 		sql(conn, "ROLLBACK");
 		return NULL;
 	}
@@ -232,18 +230,18 @@ wa_figures(PGconn *conn, const char *id)
 	return o;
 }
 
-/* The report of campaign id: HTML on f, or (json) its figures on stdout. */
+/* wa-campaign report: the HTML page, or (--json) its figures. */
 int
-wa_figures_write(PGconn *conn, const char *id, int json, FILE *f)
+cmd_report(struct opts *o)
 {
-	struct json_object *o = wa_figures(conn, id);
+	struct json_object *r = figures(campaign_db(o), o->args[0]);
 
-	if (o == NULL)
-		wa_die(EX_USAGE, "no campaign %s", id);
-	if (json)
-		wa_out_json(o);		/* on stdout, as status --json */
+	if (r == NULL)
+		wa_die(EX_USAGE, "no campaign %s", o->args[0]);
+	if (o->given & O(JSON))
+		wa_out_json(r);		/* on stdout, as status --json */
 	else
-		wa_html_report(f, o);
-	json_object_put(o);
+		html_report(stdout, r);
+	json_object_put(r);
 	return 0;
 }

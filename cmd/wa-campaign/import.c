@@ -1,19 +1,27 @@
 /*
- * load.c: puts the rows of a recipients file into a campaign, all of
- * them or none: one transaction that streams them with COPY into a
- * temporary table without indexes (the fast path: no index, no WAL), then
- * moves them with one INSERT ... SELECT that skips, and counts, every
- * phone number the campaign already has or the file repeats (the first
- * row in the file wins). Memory stays flat however big the file is; the
- * campaign number's suppressions (its own and those of scope '*') are
- * read first and kept, sorted, so that a suppressed row is rejected with
- * its line and reason as it is read. A zone (records/numplan.h) that
- * this Postgres does not know is dropped before (the campaign's --tz
- * then stands for it), so that no claim ever fails on it.
+ * import.c: wa-campaign import. Reads a recipients file (CSV or NDJSON,
+ * records/import.c; stdin for "-") and puts its rows into a campaign, all of
+ * them or none: one transaction that streams them with COPY into a temporary
+ * table without indexes (the fast path: no index, no WAL), then moves them with
+ * one INSERT ... SELECT that skips, and counts, every phone number the campaign
+ * already has or the file repeats (the first row in the file wins). Memory
+ * stays flat however big the file is; the campaign number's suppressions (its
+ * own and those of scope '*') are read first and kept, sorted, so that a
+ * suppressed row is rejected with its line and reason as it is read. A zone
+ * (records/numplan.h) that this Postgres does not know is dropped before (the
+ * campaign's --tz then stands for it), so that no claim ever fails on it.
+ *
+ * Writes the counts on stderr, bad and suppressed lines to --reject. Returns 0,
+ * or 65 when lines were rejected (not counting the suppressed numbers it
+ * skips); exits 64 when there is no such campaign, 65 when it is completed or
+ * cancelled, 66 when the file cannot be opened, 69 when Postgres fails, 74 when
+ * reading fails, 75 when a signal stops it (and then nothing is imported).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/err.h"
@@ -21,7 +29,7 @@
 #include "core/sig.h"
 #include "records/import.h"
 #include "records/numplan.h"
-#include "pg/load.h"
+#include "campaign.h"
 
 /* Duplicates in the file or in the campaign are skipped, first kept. */
 static const char *insert_sql =
@@ -174,27 +182,16 @@ copy(PGconn *conn, struct wa_rows *rows)
 	return good;
 }
 
-/*
- * Imports rows into campaign id and reports the counts on stderr.
- * Exits 64 when there is no such campaign, 65 when it is completed or
- * cancelled, 69 when Postgres fails, 75 when a signal stops it (and then
- * nothing is imported). Returns the rows imported.
- */
-unsigned long
-wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
+/* Imports rows into campaign id; the rows imported. */
+static unsigned long
+load(PGconn *conn, const char *id, struct wa_rows *rows)
 {
 	unsigned long good, added;
 	PGresult *res, *supp;
-	char st[16] = "";
+	const char *st;
 
 	PQclear(wa_pg_must(conn, "BEGIN", 0, NULL));
-	res = wa_pg_must(conn, "SELECT state FROM campaigns WHERE id = $1",
-	    1, &id);
-	if (PQntuples(res) == 1)
-		snprintf(st, sizeof st, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (*st == '\0')
-		wa_die(EX_USAGE, "no campaign %s", id);
+	st = campaign_state(conn, id, 0);
 	if (strcmp(st, "completed") == 0 || strcmp(st, "cancelled") == 0)
 		wa_die(EX_DATAERR, "campaign %s is %s: no more recipients",
 		    id, st);
@@ -214,7 +211,7 @@ wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 	if (wa_stopping)
 		wa_die(EX_TEMPFAIL, "interrupted: nothing imported");
 	PQclear(wa_pg_must(conn, "COMMIT", 0, NULL));
-	if (wa_import_reopen(conn, id))
+	if (campaign_reopen(conn, id))
 		wa_warn("campaign %s completed during the import and runs "
 		    "again: start the pipeline for the new rows", id);
 	wa_warn("%s: %lu imported, %lu skipped as duplicates, %lu suppressed, "
@@ -223,16 +220,35 @@ wa_import_load(PGconn *conn, const char *id, struct wa_rows *rows)
 	return added;
 }
 
-/*
- * Sets a completed campaign that has pending rows running again, as
- * rows imported or requeued need; returns 1 if it did.
- */
 int
-wa_import_reopen(PGconn *conn, const char *id)
+campaign_reopen(PGconn *conn, const char *id)
 {
 	PGresult *res = wa_pg_must(conn, reopen_sql, 1, &id);
 	int done = strcmp(PQcmdTuples(res), "1") == 0;
 
 	PQclear(res);
 	return done;
+}
+
+int
+cmd_import(struct opts *o)
+{
+	const char *path = o->args[1];
+	struct wa_rows rows;
+	int fd = STDIN_FILENO, ret;
+
+	if (strcmp(path, "-") != 0 &&
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		wa_die(EX_NOINPUT, "open %s:", path);
+	wa_rows_init(&rows, fd, fd == STDIN_FILENO ? "<stdin>" : path,
+	    o->val[CC]);
+	if (o->val[REJECT] != NULL)
+		wa_input_reject_file(&rows.in, o->val[REJECT]);
+	load(campaign_db(o), o->args[0], &rows);
+	/* Suppressed rows are kept in --reject, but the file had no fault. */
+	ret = rows.in.rejected > rows.nsuppressed ? EX_DATAERR : 0;
+	wa_rows_free(&rows);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return ret;
 }

@@ -9,7 +9,7 @@
  *
  * Reads and writes messaging_limits, limit_contacts, limit_usage and
  * suppressions (Postgres); suppress import reads a file of numbers
- * (pg/phonelist.c).
+ * (phonelist.c).
  * Writes the limits, the list, or the count of numbers added or removed
  * on stdout. Returns 0, or 65 when import rejected lines; exits 64 on a
  * bad value, 66, 69, 74 and 75 as the file and Postgres say.
@@ -22,8 +22,7 @@
 #include "core/err.h"
 #include "records/json.h"
 #include "records/phone.h"
-#include "pg/phonelist.h"
-#include "pg/rules.h"
+#include "campaign.h"
 
 /* Each limit: used and left in its period, and when a place frees. */
 static const char *limits_sql =
@@ -39,6 +38,17 @@ static const char *limits_sql =
 static const char *set_limit_sql =
     "SELECT messaging_limit_set($1, $2::integer, $3::integer)";
 
+struct suppress {
+	const char	*verb;		/* add, remove, list or import */
+	const char	*scope;		/* a phone_number_id, or NULL: all */
+	const char	*reason;	/* NULL: "by hand" */
+	const char	*cc;		/* --country-code digits, or NULL */
+	const char	*reject;	/* import: where bad lines go */
+	int		 json;		/* list: NDJSON */
+	char		**args;		/* numbers, or import's file */
+	int		 nargs;
+};
+
 static void
 say_period(long s)
 {
@@ -48,8 +58,13 @@ say_period(long s)
 		printf("%ld s", s);
 }
 
-int
-wa_limit(PGconn *conn, const char *number, const char *value,
+/*
+ * Shows every limit (number NULL), one number's, or sets it: value is
+ * 250, 1000, 10000, 100000 or unlimited; period: its length in seconds
+ * (NULL: kept; 86400 for a new one).
+ */
+static int
+limit(PGconn *conn, const char *number, const char *value,
     const char *period)
 {
 	static const char *const tiers[] = { "250", "1000", "10000",
@@ -59,10 +74,8 @@ wa_limit(PGconn *conn, const char *number, const char *value,
 	size_t i;
 	int r;
 
-	if (number != NULL && (*number == '\0' ||
-	    number[strspn(number, "0123456789")] != '\0'))
-		wa_die(EX_USAGE, "the phone number id is the number's id in "
-		    "the Cloud API (digits), not '%s'", number);
+	if (number != NULL)
+		campaign_number_id(number);
 	if (period != NULL)
 		wa_num(period, 1, 86400 * 30, "period");
 	if (value != NULL) {
@@ -119,7 +132,7 @@ static const char *list_sql =
 
 /* Writes the list a row at a time: it may hold millions. */
 static void
-list(PGconn *conn, const struct wa_suppress *s, const char *scope)
+list(PGconn *conn, const struct suppress *s, const char *scope)
 {
 	static const char *const keys[] = { "scope", "phone", "reason",
 	    "added_at" };
@@ -158,8 +171,8 @@ list(PGconn *conn, const struct wa_suppress *s, const char *scope)
 	wa_buf_free(&line);
 }
 
-int
-wa_suppress(PGconn *conn, const struct wa_suppress *s)
+static int
+suppress(PGconn *conn, const struct suppress *s)
 {
 	const char *scope = s->scope != NULL ? s->scope : "*";
 	const char *p[3] = { scope, NULL, s->reason ? s->reason : "by hand" };
@@ -170,10 +183,8 @@ wa_suppress(PGconn *conn, const struct wa_suppress *s)
 	PGresult *res;
 	int i, add = strcmp(s->verb, "add") == 0;
 
-	if (s->scope != NULL && (*s->scope == '\0' ||
-	    s->scope[strspn(s->scope, "0123456789")] != '\0'))
-		wa_die(EX_USAGE, "the phone number id is the number's id in "
-		    "the Cloud API (digits), not '%s'", s->scope);
+	if (s->scope != NULL)
+		campaign_number_id(s->scope);
 	if (strcmp(s->verb, "list") == 0) {
 		if (s->nargs != 0)
 			wa_die(EX_USAGE, "suppress list takes no numbers");
@@ -184,7 +195,7 @@ wa_suppress(PGconn *conn, const struct wa_suppress *s)
 		if (s->nargs != 1)
 			wa_die(EX_USAGE, "suppress import takes one file "
 			    "(- for stdin)");
-		wa_phone_list(s->args[0], s->cc, s->reject,
+		phone_list(s->args[0], s->cc, s->reject,
 		    "nothing suppressed", &a, &bad);
 		add = 1;
 	} else if (add || strcmp(s->verb, "remove") == 0) {
@@ -208,4 +219,27 @@ wa_suppress(PGconn *conn, const struct wa_suppress *s)
 	PQclear(res);
 	wa_buf_free(&a);
 	return bad > 0 ? EX_DATAERR : 0;
+}
+
+int
+cmd_limit(struct opts *o)
+{
+	char **a = o->args;
+
+	return limit(campaign_db(o), a[0], a[0] ? a[1] : NULL,
+	    o->val[PERIOD]);
+}
+
+int
+cmd_suppress(struct opts *o)
+{
+	struct suppress s = { o->args[0], o->val[NUMBER], o->val[REASON],
+	    o->val[CC], o->val[REJECT], (o->given & O(JSON)) != 0,
+	    o->args + 1, 0 };
+
+	while (s.args[s.nargs] != NULL)
+		s.nargs++;
+	if (o->val[REJECT] != NULL && strcmp(s.verb, "import") != 0)
+		wa_die(EX_USAGE, "--reject goes with suppress import");
+	return suppress(campaign_db(o), &s);
 }

@@ -1,5 +1,6 @@
 /*
- * setting.c: wa-campaign set, and create's settings. Changes a draft or
+ * create.c: wa-campaign create and set. create inserts a draft with its
+ * settings and writes its id on stdout; set changes a draft or
  * paused campaign's template, language, maximum attempts, on_unknown
  * policy, circuit breaker (the --breaker wa-campaign run gives wa-send;
  * "default" clears it), expiry, send window, time zone (the three
@@ -7,10 +8,11 @@
  * be fixed and resumed without SQL. A running campaign is refused: its
  * pipeline has read some settings already, so pause it first.
  *
- * Reads and writes one row of campaigns (Postgres), in one statement that
- * locks it and checks its state. Writes one line per value changed on
- * stderr ("campaign 42: template reminder -> reminder_v2"), nothing on
- * stdout. Returns 0; exits 64 on a bad value or an unknown campaign, 65
+ * Reads and writes one row of campaigns (Postgres), set in one statement
+ * that locks it and checks its state. set writes one line per value
+ * changed on stderr ("campaign 42: template reminder -> reminder_v2"),
+ * nothing on stdout. Returns 0; exits 64 on a bad value or an unknown
+ * campaign, 65
  * when the campaign is running, completed or cancelled, 69 when Postgres
  * fails.
  */
@@ -20,38 +22,50 @@
 
 #include "core/buf.h"
 #include "core/err.h"
-#include "pg/setting.h"
+#include "campaign.h"
+
+/* The settings, each an option. */
+enum { SET_TEMPLATE, SET_LANGUAGE, SET_MAX_ATTEMPTS, SET_ON_UNKNOWN,
+    SET_BREAKER, SET_EXPIRES_AT, SET_WINDOW, SET_TZ, SET_WEIGHT,
+    SET_PRIORITY, SET_N };
+
+/* Each value as given, or NULL: left as it is. */
+struct setting {
+	const char	*id;
+	const char	*v[SET_N];
+};
 
 /*
- * Each setting: its name in messages, the assignment ($%1$d: its
+ * Each setting: its option, its name in messages, the assignment ($%1$d: its
  * parameter), how its value reads (%1$s: old or c), and the word that
  * clears it, if any.
  */
 static const struct col {
+	int		 opt;
 	const char	*name, *set, *show, *clear;
-} cols[WA_SET_N] = {
-	{ "template", "template_name = $%1$d",
+} cols[SET_N] = {
+	{ TEMPLATE, "template", "template_name = $%1$d",
 	    "%1$s.template_name", NULL },
-	{ "language", "template_lang = $%1$d",
+	{ LANG, "language", "template_lang = $%1$d",
 	    "%1$s.template_lang", NULL },
-	{ "max attempts", "max_attempts = $%1$d::integer",
+	{ MAXATT, "max attempts", "max_attempts = $%1$d::integer",
 	    "%1$s.max_attempts::text", NULL },
-	{ "on_unknown", "on_unknown = $%1$d",
+	{ UNKNOWN, "on_unknown", "on_unknown = $%1$d",
 	    "%1$s.on_unknown", NULL },
-	{ "breaker", "breaker = $%1$d::integer",
+	{ BREAKER, "breaker", "breaker = $%1$d::integer",
 	    "coalesce(%1$s.breaker::text, 'default')", "default" },
-	{ "expires at", "expires_at = $%1$d::timestamptz",
+	{ EXPIRES, "expires at", "expires_at = $%1$d::timestamptz",
 	    "coalesce(to_char(%1$s.expires_at AT TIME ZONE 'UTC',"
 	    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), 'none')", "none" },
-	{ "window", "window_from = split_part($%1$d, '-', 1)::time,"
+	{ WINDOW, "window", "window_from = split_part($%1$d, '-', 1)::time,"
 	    " window_to = split_part($%1$d, '-', 2)::time",
 	    "coalesce(to_char(%1$s.window_from, 'HH24:MI') || '-' ||"
 	    " to_char(%1$s.window_to, 'HH24:MI'), 'none')", "none" },
-	{ "time zone", "tz = $%1$d", "coalesce(%1$s.tz, 'none')",
+	{ TZ, "time zone", "tz = $%1$d", "coalesce(%1$s.tz, 'none')",
 	    "none" },
-	{ "weight", "weight = $%1$d::integer", "%1$s.weight::text",
+	{ WEIGHT, "weight", "weight = $%1$d::integer", "%1$s.weight::text",
 	    NULL },
-	{ "priority", "priority = $%1$d", "%1$s.priority", NULL },
+	{ PRIORITY, "priority", "priority = $%1$d", "%1$s.priority", NULL },
 };
 
 /* Whether s is n to max bytes of the characters in set. */
@@ -92,67 +106,69 @@ is_window(const char *s)
 }
 
 static int
-cleared(const struct wa_setting *s, int i)
+cleared(const struct setting *s, int i)
 {
 	return cols[i].clear != NULL && s->v[i] != NULL &&
 	    strcmp(s->v[i], cols[i].clear) == 0;
 }
 
-void
-wa_setting_check(PGconn *conn, const struct wa_setting *s)
+/* Exits 64 on a value that is not one. */
+static void
+check(PGconn *conn, const struct setting *s)
 {
 	const char *const *v = s->v;
 
-	if (v[WA_SET_TEMPLATE] != NULL && !made_of(v[WA_SET_TEMPLATE], 1, 512,
+	if (v[SET_TEMPLATE] != NULL && !made_of(v[SET_TEMPLATE], 1, 512,
 	    "abcdefghijklmnopqrstuvwxyz0123456789_"))
 		wa_die(EX_USAGE, "a template's name is lower-case letters, "
 		    "digits and '_' (as in WhatsApp Manager), not '%s'",
-		    v[WA_SET_TEMPLATE]);
-	if (v[WA_SET_LANGUAGE] != NULL && !made_of(v[WA_SET_LANGUAGE], 2, 15,
+		    v[SET_TEMPLATE]);
+	if (v[SET_LANGUAGE] != NULL && !made_of(v[SET_LANGUAGE], 2, 15,
 	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"))
 		wa_die(EX_USAGE, "a template's language is a code such as en "
-		    "or en_US, not '%s'", v[WA_SET_LANGUAGE]);
-	if (v[WA_SET_MAX_ATTEMPTS] != NULL)
-		wa_num(v[WA_SET_MAX_ATTEMPTS], 1, 1000, "max attempts");
-	if (v[WA_SET_ON_UNKNOWN] != NULL &&
-	    strcmp(v[WA_SET_ON_UNKNOWN], "resend") != 0 &&
-	    strcmp(v[WA_SET_ON_UNKNOWN], "fail") != 0)
+		    "or en_US, not '%s'", v[SET_LANGUAGE]);
+	if (v[SET_MAX_ATTEMPTS] != NULL)
+		wa_num(v[SET_MAX_ATTEMPTS], 1, 1000, "max attempts");
+	if (v[SET_ON_UNKNOWN] != NULL &&
+	    strcmp(v[SET_ON_UNKNOWN], "resend") != 0 &&
+	    strcmp(v[SET_ON_UNKNOWN], "fail") != 0)
 		wa_die(EX_USAGE, "--on-unknown is resend or fail, not '%s'",
-		    v[WA_SET_ON_UNKNOWN]);
-	if (v[WA_SET_BREAKER] != NULL && !cleared(s, WA_SET_BREAKER))
-		wa_num(v[WA_SET_BREAKER], 1, 1000000, "breaker");
-	if (v[WA_SET_EXPIRES_AT] != NULL && !cleared(s, WA_SET_EXPIRES_AT) &&
-	    !pg_takes(conn, "SELECT $1::timestamptz", v[WA_SET_EXPIRES_AT]))
+		    v[SET_ON_UNKNOWN]);
+	if (v[SET_BREAKER] != NULL && !cleared(s, SET_BREAKER))
+		wa_num(v[SET_BREAKER], 1, 1000000, "breaker");
+	if (v[SET_EXPIRES_AT] != NULL && !cleared(s, SET_EXPIRES_AT) &&
+	    !pg_takes(conn, "SELECT $1::timestamptz", v[SET_EXPIRES_AT]))
 		wa_die(EX_USAGE, "--expires-at is a time such as "
 		    "2026-12-24T18:00:00+01:00 (or none), not '%s'",
-		    v[WA_SET_EXPIRES_AT]);
-	if (v[WA_SET_WINDOW] != NULL && !cleared(s, WA_SET_WINDOW) &&
-	    !is_window(v[WA_SET_WINDOW]))
+		    v[SET_EXPIRES_AT]);
+	if (v[SET_WINDOW] != NULL && !cleared(s, SET_WINDOW) &&
+	    !is_window(v[SET_WINDOW]))
 		wa_die(EX_USAGE, "--window is HH:MM-HH:MM in the recipient's "
 		    "local time, such as 09:00-20:00 (or none), not '%s'",
-		    v[WA_SET_WINDOW]);
-	if (v[WA_SET_TZ] != NULL && !cleared(s, WA_SET_TZ) &&
-	    ((strchr(v[WA_SET_TZ], '/') == NULL && strcmp(v[WA_SET_TZ],
+		    v[SET_WINDOW]);
+	if (v[SET_TZ] != NULL && !cleared(s, SET_TZ) &&
+	    ((strchr(v[SET_TZ], '/') == NULL && strcmp(v[SET_TZ],
 	    "UTC") != 0) || !pg_takes(conn, "SELECT now() AT TIME ZONE $1",
-	    v[WA_SET_TZ])))
+	    v[SET_TZ])))
 		wa_die(EX_USAGE, "--tz is a time zone such as Europe/Rome "
 		    "(tzdata's names, or UTC; or none), not '%s'",
-		    v[WA_SET_TZ]);
-	if (v[WA_SET_WEIGHT] != NULL)
-		wa_num(v[WA_SET_WEIGHT], 1, 1000, "weight");
-	if (v[WA_SET_PRIORITY] != NULL &&
-	    strcmp(v[WA_SET_PRIORITY], "normal") != 0 &&
-	    strcmp(v[WA_SET_PRIORITY], "urgent") != 0)
+		    v[SET_TZ]);
+	if (v[SET_WEIGHT] != NULL)
+		wa_num(v[SET_WEIGHT], 1, 1000, "weight");
+	if (v[SET_PRIORITY] != NULL &&
+	    strcmp(v[SET_PRIORITY], "normal") != 0 &&
+	    strcmp(v[SET_PRIORITY], "urgent") != 0)
 		wa_die(EX_USAGE, "--priority is normal or urgent, not '%s'",
-		    v[WA_SET_PRIORITY]);
+		    v[SET_PRIORITY]);
 }
 
-int
-wa_setting_any(const struct wa_setting *s)
+/* Whether any value is given. */
+static int
+any(const struct setting *s)
 {
 	int i;
 
-	for (i = 0; i < WA_SET_N; i++)
+	for (i = 0; i < SET_N; i++)
 		if (s->v[i] != NULL)
 			return 1;
 	return 0;
@@ -160,7 +176,7 @@ wa_setting_any(const struct wa_setting *s)
 
 /* The statement for the settings given; p[] their parameters. */
 static int
-statement(struct wa_buf *sql, const struct wa_setting *s,
+statement(struct wa_buf *sql, const struct setting *s,
     const char **p, int *show)
 {
 	int i, n = 1, k = 0;
@@ -168,7 +184,7 @@ statement(struct wa_buf *sql, const struct wa_setting *s,
 	p[0] = s->id;
 	wa_buf_puts(sql, "WITH old AS (SELECT * FROM campaigns WHERE id = $1"
 	    " FOR UPDATE) UPDATE campaigns c SET updated_at = now()");
-	for (i = 0; i < WA_SET_N; i++)
+	for (i = 0; i < SET_N; i++)
 		if (s->v[i] != NULL) {
 			p[n++] = cleared(s, i) ? NULL : s->v[i];
 			wa_buf_puts(sql, ", ");
@@ -186,20 +202,24 @@ statement(struct wa_buf *sql, const struct wa_setting *s,
 	return n;
 }
 
-int
-wa_setting(PGconn *conn, const struct wa_setting *s, int quiet)
+/*
+ * Changes the campaign; quiet: say nothing of what changed (a campaign
+ * just created).
+ */
+static int
+change(PGconn *conn, const struct setting *s, int quiet)
 {
 	struct wa_buf sql = { 0 };
-	const char *p[WA_SET_N + 1];
-	int show[WA_SET_N], i, n, k;
-	char state[16] = "";
+	const char *p[SET_N + 1];
+	int show[SET_N], i, n, k;
+	const char *state;
 	PGresult *res;
 
-	if (!wa_setting_any(s))
+	if (!any(s))
 		wa_die(EX_USAGE, "set needs one or more of --template, "
 		    "--language, --max-attempts, --on-unknown, --breaker, "
 		    "--expires-at, --window, --tz, --weight, --priority");
-	wa_setting_check(conn, s);
+	check(conn, s);
 	n = statement(&sql, s, p, show);
 	res = wa_pg_must(conn, sql.s, n, p);
 	wa_buf_free(&sql);
@@ -216,16 +236,69 @@ wa_setting(PGconn *conn, const struct wa_setting *s, int quiet)
 		return 0;
 	}
 	PQclear(res);
-	res = wa_pg_must(conn, "SELECT state FROM campaigns WHERE id = $1",
-	    1, p);
-	if (PQntuples(res) == 1)
-		snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (*state == '\0')
-		wa_die(EX_USAGE, "no campaign %s", s->id);
+	state = campaign_state(conn, s->id, 0);
 	if (strcmp(state, "running") == 0)
 		wa_die(EX_DATAERR, "campaign %s is running: pause it before "
 		    "changing it (wa-campaign pause %s)", s->id, s->id);
 	wa_die(EX_DATAERR, "campaign %s is %s: only a draft or paused one "
 	    "can be changed", s->id, state);
+}
+
+static int
+create(PGconn *conn, const char *name, const char *number,
+    struct setting *s)
+{
+	const char *p[] = { name, number, s->v[SET_TEMPLATE],
+	    s->v[SET_LANGUAGE] ? s->v[SET_LANGUAGE] : "en_US",
+	    s->v[SET_MAX_ATTEMPTS] ? s->v[SET_MAX_ATTEMPTS] : "10",
+	    s->v[SET_ON_UNKNOWN] ? s->v[SET_ON_UNKNOWN] : "resend" };
+	PGresult *res;
+
+	if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+		wa_die(EX_USAGE, "create needs --name, --phone-number-id and "
+		    "--template");
+	campaign_number_id(p[1]);
+	check(conn, s);
+	/* The rest of the settings, in the same transaction. */
+	PQclear(wa_pg_must(conn, "BEGIN", 0, NULL));
+	res = wa_pg_must(conn, "INSERT INTO campaigns (name, phone_number_id,"
+	    " template_name, template_lang, max_attempts, on_unknown)"
+	    " VALUES ($1, $2, $3, $4, $5, $6) RETURNING id", 6, p);
+	s->id = PQgetvalue(res, 0, 0);
+	s->v[SET_TEMPLATE] = s->v[SET_LANGUAGE] = NULL;
+	s->v[SET_MAX_ATTEMPTS] = s->v[SET_ON_UNKNOWN] = NULL;
+	if (any(s))
+		change(conn, s, 1);
+	PQclear(wa_pg_must(conn, "COMMIT", 0, NULL));
+	printf("%s\n", s->id);
+	PQclear(res);
+	return 0;
+}
+
+/* The settings given as options, for campaign id. */
+static struct setting
+given(const struct opts *o, const char *id)
+{
+	struct setting st = { id, { NULL } };
+	int i;
+
+	for (i = 0; i < SET_N; i++)
+		st.v[i] = o->val[cols[i].opt];
+	return st;
+}
+
+int
+cmd_create(struct opts *o)
+{
+	struct setting st = given(o, NULL);
+
+	return create(campaign_db(o), o->val[NAME], o->val[NUMBER], &st);
+}
+
+int
+cmd_set(struct opts *o)
+{
+	struct setting st = given(o, o->args[0]);
+
+	return change(campaign_db(o), &st, 0);
 }

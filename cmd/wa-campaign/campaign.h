@@ -1,0 +1,156 @@
+/*
+ * campaign.h: what wa-campaign's commands share. main.c reads the
+ * options every command draws from (struct opts) and the command table;
+ * each other file is one command or one small family of them, with its
+ * SQL and its output: create.c (create, set), import.c, moves.c (start,
+ * pause, resume, cancel), status.c (status, list), watch.c (watch, and
+ * the line of progress run draws), report.c and html.c (report),
+ * export.c, requeue.c, rules.c (limit, suppress), phonelist.c (the
+ * files of numbers requeue and suppress read), migrate.c, run.c.
+ */
+#ifndef WA_CAMPAIGN_H
+#define WA_CAMPAIGN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "core/buf.h"
+#include "pg/pg.h"
+
+/* The options the commands share, by getopt's value for each. */
+enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
+    REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
+    EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, NOPT };
+#define O(x) (1u << (x))
+
+/*
+ * A command's view of its command line: the options given (val, and
+ * given's bits), the operands after the command's name (args, NULL
+ * ended); a command that reads its own options (run, watch) gets the
+ * whole argv, its name at argv[optind] once it has parsed them.
+ */
+struct opts {
+	const char	*name;		/* the command's */
+	const char	*val[NOPT];
+	unsigned	 given;
+	char		**args;
+	const char	*conninfo;	/* -d */
+	int		 argc;
+	char		**argv;
+};
+
+/* The connection to -d's database (or libpq's defaults), made once. */
+PGconn *campaign_db(const struct opts *o);
+/* Exits 64 unless s is a phone number id: the number's id, digits. */
+void campaign_number_id(const char *s);
+/* "usage: wa-campaign [-d conninfo] " and the command's usage; exits. */
+void campaign_usage(const char *cmd, FILE *f, int status);
+
+/* The commands (main.c's table): each returns its exit status. */
+int cmd_create(struct opts *o);
+int cmd_set(struct opts *o);
+int cmd_import(struct opts *o);
+int cmd_move(struct opts *o);		/* start, pause, resume, cancel */
+int cmd_status(struct opts *o);
+int cmd_list(struct opts *o);
+int cmd_watch(struct opts *o);
+int cmd_report(struct opts *o);
+int cmd_export(struct opts *o);
+int cmd_requeue(struct opts *o);
+int cmd_limit(struct opts *o);
+int cmd_suppress(struct opts *o);
+int cmd_migrate(struct opts *o);
+int cmd_run(struct opts *o);
+
+/*
+ * moves.c: the state of campaign id (valid until the next call), its
+ * row locked FOR UPDATE in the caller's transaction with lock; exits 64
+ * when there is none.
+ */
+const char *campaign_state(PGconn *conn, const char *id, int lock);
+
+/*
+ * import.c: sets a completed campaign that has pending rows running
+ * again, as rows imported or requeued need; returns 1 if it did.
+ */
+int campaign_reopen(PGconn *conn, const char *id);
+
+/*
+ * phonelist.c: reads path ("-": stdin): one number per line, or a CSV
+ * with a "phone" column (an export), or NDJSON with "phone"; cc: the
+ * country code of national numbers, or NULL. A bad line is reported
+ * with its number and copied to reject (if not NULL); the others go
+ * into a as an array literal. Returns how many went in, *bad how many
+ * were rejected; exits 66 when path cannot be opened, 74 when reading
+ * fails, 75 on a signal (what: what is then not done, as "nothing
+ * requeued").
+ */
+unsigned long phone_list(const char *path, const char *cc,
+    const char *reject, const char *what, struct wa_buf *a,
+    unsigned long *bad);
+
+/*
+ * status.c: where a campaign stands, as one JSON object built by one
+ * statement (every figure from one snapshot); NULL when there is none.
+ */
+struct json_object *status_report(PGconn *conn, const char *id);
+
+/* html.c: the report page, from report.c's figures. */
+void html_report(FILE *f, struct json_object *figures);
+
+/*
+ * watch.c: where a campaign stands for run and watch, read in one
+ * statement (a snapshot), and the one line of progress drawn from
+ * successive snapshots.
+ */
+struct snap {
+	char		 state[16];	/* draft, running, paused, ... */
+	char		 reason[256];	/* state_reason, or "" */
+	long long	 total;		/* rows */
+	long long	 done;		/* settled: phase 2 */
+	long long	 failed;
+	long long	 pending;	/* of which due now: due */
+	long long	 due;
+	long long	 sending;
+	long long	 unknown;
+	long long	 next_ms;	/* to the next retry not due, or -1 */
+	long long	 unknown_age;	/* ms since the oldest unknown, or
+					   -1 */
+	long long	 sending_age;	/* ms since the oldest claim, or -1 */
+	int64_t		 at;		/* when taken (wa_now_ms) */
+	int64_t		 wall;		/* the same, wall clock (unix ms) */
+};
+
+/*
+ * Fills s for campaign id; -1 when there is no such campaign. With wait,
+ * waits for Postgres up to its timeout (then exits 69); without, -2 at
+ * once while it is down.
+ */
+int snap_take(struct wa_pg *db, const char *id, struct snap *s, int wait);
+
+#define METER_N 16
+
+/* Successive snapshots: the rate now (the last ~10 s) and on average. */
+struct meter {
+	int64_t		 t0;
+	long long	 done0;
+	int		 n, head;
+	struct {
+		int64_t		 at;
+		long long	 done;
+	}		 ring[METER_N];
+};
+
+void meter_init(struct meter *m, const struct snap *s);
+/*
+ * Adds s to m and writes the line into buf: "campaign 42: 1200/3000
+ * (40.0%), 65/s now, 61/s average, ETA 28 s; 3 retries pending, the
+ * next at 2026-...Z".
+ */
+void meter_line(struct meter *m, const char *id, const struct snap *s,
+    char *buf, size_t size);
+
+#endif
