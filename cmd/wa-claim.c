@@ -35,7 +35,7 @@
 #include "core/metrics.h"
 #include "core/out.h"
 #include "core/sig.h"
-#include "pg/claim.h"
+#include "records/claim.h"
 #include "pg/pg.h"
 
 /* The rules of the road are the schema's (sql/schema.sql, wapipe_claim). */
@@ -132,16 +132,19 @@ load(void)
 		wa_warn("no campaign %s", opt.campaign);
 		return EX_USAGE;
 	}
-	wa_claim_head(&head, opt.campaign, res);
+	wa_claim_head(&head, opt.campaign, PQgetvalue(res, 0, 0),
+	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
 	PQclear(res);
 	return 0;
 }
 
-/* Adds one send request (lib/pg/claim.c). */
+/* Adds one send request (lib/records/claim.c). */
 static void
 request(struct wa_buf *line, PGresult *res, int i)
 {
-	wa_claim_line(line, &head, res, i);
+	wa_claim_line(line, &head, PQgetvalue(res, i, 0),
+	    PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+	    PQgetvalue(res, i, 3), PQgetlength(res, i, 3));
 }
 
 /*

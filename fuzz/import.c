@@ -13,6 +13,7 @@
  * it has one, is an RFC 3339 timestamp that reads back as itself.
  */
 #include "fuzz.h"
+#include "records/claim.h"
 #include "records/import.h"
 #include "records/request.h"
 #include "records/stamp.h"
@@ -118,34 +119,19 @@ jsonb(const char *s, size_t n, struct wa_buf *out)
 	wa_buf_add(out, "", 0);
 }
 
-/* The send request wa-claim writes for the row (its request()). */
+/* The send request wa-claim writes for the row (records/claim.c). */
 static void
 claimed(struct wa_buf *line, const struct wa_rows *r)
 {
-	static struct wa_buf pg;
-	const char *params;
-	size_t n;
+	static struct wa_buf pg, head;
 
 	jsonb(r->params.s, r->params.len, &pg);
-	params = pg.s;
-	n = pg.len;
-
+	if (head.len == 0)
+		wa_claim_head(&head, "1", "106540352242922", "hello",
+		    "en_US");
 	line->len = 0;
-	wa_buf_puts(line, "{\"id\":1,\"attempt\":1,\"campaign_id\":1,"
-	    "\"phone_number_id\":\"106540352242922\",\"template\":{\"name\":"
-	    "\"hello\",\"language\":\"en_US\"");
-	if (params[0] == '{') {
-		if (n > 2) {
-			wa_buf_add(line, ",", 1);
-			wa_buf_add(line, params + 1, n - 2);
-		}
-	} else {
-		wa_buf_puts(line, ",\"params\":");
-		wa_buf_add(line, params, n);
-	}
-	wa_buf_puts(line, "},\"to\":");
-	wa_buf_json_string(line, r->phone, strlen(r->phone));
-	wa_buf_add(line, "}", 1);
+	wa_claim_line(line, &head, "1", "1", r->phone, pg.s, pg.len);
+	line->len--;		/* the '\n' */
 }
 
 int

@@ -52,10 +52,10 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/sig.h"
+#include "records/claim.h"
 #include "records/json.h"
 #include "records/request.h"
 #include "api/base.h"
-#include "pg/claim.h"
 #include "pg/pg.h"
 #include "campaign.h"
 
@@ -534,7 +534,8 @@ dry_run(void)
 	res = wa_pg_need(db, NULL, WA_CLAIM_HEAD_SQL, 1, p);
 	if (PQntuples(res) != 1)
 		wa_die(EX_USAGE, "no campaign %s", opt.id);
-	wa_claim_head(&head, opt.id, res);
+	wa_claim_head(&head, opt.id, PQgetvalue(res, 0, 0),
+	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
 	PQclear(res);
 	PQclear(wa_pg_need(db, NULL, "BEGIN READ ONLY", 0, NULL));
 	PQclear(wa_pg_need(db, NULL, "DECLARE wa_dry NO SCROLL CURSOR FOR"
@@ -546,7 +547,9 @@ dry_run(void)
 		n = PQntuples(res);
 		for (i = 0; i < n && !wa_stopping; i++) {
 			line.len = 0;
-			wa_claim_line(&line, &head, res, i);
+			wa_claim_line(&line, &head, PQgetvalue(res, i, 0),
+			    PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+			    PQgetvalue(res, i, 3), PQgetlength(res, i, 3));
 			o = wa_json_parse(tok, line.s, line.len - 1,
 			    WA_JSON_RECORD, WA_JSON_DEPTH, err, sizeof err);
 			why = o == NULL ? err : wa_request_prepare(&rq, o,
