@@ -1,7 +1,7 @@
 /*
  * fakeserve.c: the HTTP side of wa-fake-api. Reads each request whole
  * (at most WA_FAKE_BODY_MAX of body is kept), lets wa_fake_handle decide,
- * then answers now, or holds the connection (lib/fake/later.c) until its
+ * then answers now, or holds the connection (later.c) until its
  * delay is over, or closes it unanswered; a hang is held until the server
  * stops.
  */
@@ -13,8 +13,8 @@
 #include "core/err.h"
 #include "core/sig.h"
 #include "spool/httpd.h"
-#include "fake/fakeapi.h"
-#include "fake/later.h"
+#include "fakeapi.h"
+#include "later.h"
 
 struct server {
 	struct wa_fake	*fake;

@@ -1,5 +1,5 @@
 /*
- * hooks.c: the webhook sender of fake/hooks.h. Statuses wait in a heap
+ * hooks.c: the webhook sender of hooks.h. Statuses wait in a heap
  * until their time, then in a ready queue until a batch is full or the
  * oldest has lingered long enough; a batch becomes one POST, grouped by
  * phone number into changes[] of one entry[], signed over the exact bytes
@@ -21,8 +21,8 @@
 #include "core/err.h"
 #include "core/sig.h"
 #include "spool/hmac.h"
-#include "fake/heap.h"
-#include "fake/hooks.h"
+#include "heap.h"
+#include "hooks.h"
 
 struct status {
 	struct wa_heap_item h;		/* due: wa_now_ms time */

@@ -1,5 +1,5 @@
 /*
- * fake/heap.h: a binary min-heap of items ordered by a due time, first in
+ * heap.h: a binary min-heap of items ordered by a due time, first in
  * first out among equal times. Callers embed struct wa_heap_item at the
  * start of their own structure.
  */

@@ -1,5 +1,5 @@
 /*
- * fake/fakeapi.h: what wa-fake-api answers to a send, as Meta's Cloud API
+ * fakeapi.h: what wa-fake-api answers to a send, as Meta's Cloud API
  * would: validation, the bearer token, throughput and pair-rate limits,
  * scripted and random faults, wamids, the request log and the status
  * webhooks of each accepted message; and, for rehearsals, inbound
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-#include "fake/hooks.h"
+#include "hooks.h"
 
 /* A scripted action, for recipients whose number ends with a suffix. */
 enum wa_fake_act {

@@ -6,7 +6,7 @@
  * template send and "Authorization: Bearer" the token of WA_TOKEN or
  * WA_TOKEN_FILE. Answers as the Cloud API does, after the latency asked
  * for, with its throughput and pair-rate limits, scripted faults and
- * error envelopes (lib/fake/fakeapi.c), and while --outage-file exists
+ * error envelopes (fakeapi.c), and while --outage-file exists
  * the HTTP status it holds, as a service that is down. Writes one NDJSON
  * line per request to --log and, with --webhook-url, POSTs signed status
  * webhooks (key from WA_APP_SECRET or WA_APP_SECRET_FILE), and inbound
@@ -26,8 +26,8 @@
 #include "core/err.h"
 #include "core/secret.h"
 #include "core/sig.h"
-#include "fake/fakeapi.h"
-#include "fake/hooks.h"
+#include "fakeapi.h"
+#include "hooks.h"
 
 static void
 usage(FILE *f, int status)

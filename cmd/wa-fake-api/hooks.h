@@ -1,5 +1,5 @@
 /*
- * fake/hooks.h: sends status webhooks the way Meta does: statuses batched
+ * hooks.h: sends status webhooks the way Meta does: statuses batched
  * into the Cloud API's envelope (and inbound messages, a change each),
  * each POST signed with X-Hub-Signature-256, retried with exponential
  * backoff until the receiver answers 200. A thread of its own does the

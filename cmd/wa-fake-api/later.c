@@ -1,5 +1,5 @@
 /*
- * later.c: holds HTTP answers back until their time (fake/later.h). One
+ * later.c: holds HTTP answers back until their time (later.h). One
  * thread sleeps until the earliest due time and resumes the connections
  * that are due; a held connection costs its socket and a heap slot, so
  * hundreds or thousands can wait at once. Before the daemon stops,
@@ -12,7 +12,7 @@
 
 #include "core/err.h"
 #include "core/sig.h"
-#include "fake/later.h"
+#include "later.h"
 
 struct wa_later {
 	pthread_mutex_t	 mu;

@@ -1,5 +1,5 @@
 /*
- * fakeapi.c: the Cloud API's behaviour for wa-fake-api (fake/fakeapi.h).
+ * fakeapi.c: the Cloud API's behaviour for wa-fake-api (fakeapi.h).
  *
  * While the --outage-file exists, every request is answered with the HTTP
  * status it holds (503 when it holds none), as a load balancer in front
@@ -38,7 +38,7 @@
 #include "records/json.h"
 #include "records/phone.h"
 #include "records/request.h"
-#include "fake/fakeapi.h"
+#include "fakeapi.h"
 #define HREF		"/documentation/business-messaging/whatsapp/" \
 			"support/error-codes"
 

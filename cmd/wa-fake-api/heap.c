@@ -1,11 +1,11 @@
 /*
- * heap.c: the min-heap of fake/heap.h, for timers: answers held back by the
+ * heap.c: the min-heap of heap.h, for timers: answers held back by the
  * fake API, webhook statuses and retries waiting for their time.
  */
 #include <stdlib.h>
 
 #include "core/err.h"
-#include "fake/heap.h"
+#include "heap.h"
 
 static int
 before(const struct wa_heap_item *a, const struct wa_heap_item *b)

@@ -1,5 +1,5 @@
 /*
- * fake/later.h: answers held back without a thread per request. An MHD
+ * later.h: answers held back without a thread per request. An MHD
  * access handler parks its connection with wa_later_hold; a timer thread
  * resumes it at its time and MHD calls the handler again, which answers.
  * The daemon must run with MHD_ALLOW_SUSPEND_RESUME.
@@ -9,7 +9,7 @@
 
 #include <microhttpd.h>
 
-#include "fake/heap.h"
+#include "heap.h"
 
 enum {
 	WA_LATER_HELD = 0,	/* still waiting */
