@@ -69,8 +69,7 @@ is "$(dpkg-deb -f "$DEB" Package Version | tr '\n' ' ')" \
 has() {
 	grep -q " $1\$" "$T/contents"
 }
-for src in "$TOP"/cmd/*.c; do
-	p=$(basename "$src" .c)
+for p in $(programs); do
 	ok "/usr/bin/$p" has "/usr/bin/$p"
 done
 for m in "$TOP"/man/*.[1-9]; do
@@ -148,8 +147,7 @@ is "$(stat -c '%U %a' /etc/wapipe /etc/wapipe/wapipe.conf | tr '\n' ' ')" \
     "root 750 root 640 " "/etc/wapipe: root's alone"
 ok "the installed schema is sql/schema.sql" \
     cmp -s /usr/share/wapipe/schema.sql "$TOP/sql/schema.sql"
-for p in $(cd "$TOP/cmd" && ls); do
-	p=${p%.c}
+for p in $(programs); do
 	is "$(/usr/bin/"$p" --version)" "$p (wapipe) $VERSION" \
 	    "/usr/bin/$p --version"
 done

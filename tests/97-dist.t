@@ -11,8 +11,7 @@ like "$VERSION" '^[0-9]+\.[0-9]+\.[0-9]+$' "the Makefile says VERSION"
 # One place: no source defines the release itself.
 out=$(grep -rn 'define WA_VERSION' "$TOP/cmd" "$TOP/lib")
 is "$out" "" "no source file defines WA_VERSION"
-for src in "$TOP"/cmd/*.c; do
-	p=$(basename "$src" .c)
+for p in $(programs); do
 	is "$("$p" --version)" "$p (wapipe) $VERSION" "$p --version"
 done
 is "$(sed -n 's/^## \([0-9][^ ]*\) .*/\1/p' "$TOP/CHANGELOG" | head -1)" \
@@ -47,8 +46,7 @@ U=$T/u/$D
 make -s -j2 -C "$U" >"$T/build.out" 2>&1
 is "$?" 0 "it builds on its own (make)"
 [ -s "$T/build.out" ] && note "$(tail -5 "$T/build.out")"
-for src in "$U"/cmd/*.c; do
-	p=$(basename "$src" .c)
+for p in $(programs "$U"); do
 	is "$("$U/bin/$p" --version 2>&1)" "$p (wapipe) $VERSION" \
 	    "the tarball's $p says $VERSION"
 done

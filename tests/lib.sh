@@ -38,6 +38,18 @@ t_mine() {
 	[ "$2" = $$ ]
 }
 
+# programs [TOP]: the name of every program, one a line: cmd/NAME.c, or
+# a folder cmd/NAME/ with its main.c.
+programs() {
+	for p_f in "${1:-$TOP}"/cmd/*.c "${1:-$TOP}"/cmd/*/main.c; do
+		case $p_f in
+		*/main.c) p_f=${p_f%/main.c} ;;
+		*) p_f=${p_f%.c} ;;
+		esac
+		echo "${p_f##*/}"
+	done
+}
+
 t_cleanup() {
 	pkill -P "$t_watchdog" 2>/dev/null	# its sleep: it then ends quietly
 	for p in $t_pids; do
