@@ -113,6 +113,19 @@ like "$(cat "$T/err")" "wa-campaign: campaign $c (halted|is paused): .*132001" \
 is "$(count sending)" 0 "no row is left sending"
 fake_stop
 
+# The campaign's breaker (set --breaker) reaches wa-send: 10 sends in a
+# row failing alike halt it, not wa-send's default 50.
+fake_start --rate 0 --latency-ms 5 --error-rate 131026:1
+c=$(campaign 100)
+wa-campaign pause "$c" && wa-campaign set --breaker 10 "$c" 2>/dev/null &&
+    wa-campaign resume "$c"
+wa-campaign run -j 1 "$c" 2>"$T/err"
+is "$?" 75 "a breaker of 10 halts the campaign: 75"
+n=$(jq -s length "$FAKE_LOG")
+ok "after 10 calls or so, not 50 ($n)" test "$n" -ge 10 -a "$n" -le 12
+is "$(count sending)" 0 "no row is left sending"
+fake_stop
+
 # Rows nothing settles in time: 76.
 fake_start --rate 0 --latency-ms 5
 c=$(campaign 5)

@@ -16,7 +16,8 @@
  * like); -d goes to the stages as DATABASE_URL, never in their argv.
  * wa-throttle gets the campaign's weight and priority (--weight, and
  * --urgent), read from its row at each round, so that campaigns on one
- * number share its rate as their rows say.
+ * number share its rate as their rows say; wa-send its circuit breaker
+ * (set --breaker), unless --send-opt gives one.
  *
  * A stop (SIGINT, SIGTERM) goes on to the stages, which drain; run waits
  * for them and exits 75; a second stop is passed on too, and run then
@@ -92,6 +93,7 @@ static struct wa_pg *db;
 static char rbuf[8192];
 static size_t rlen;
 static char weight[16] = "1";	/* the campaign's, at this round */
+static char breaker[16];	/* its breaker, or "": wa-send's default */
 static int urgent;
 
 static void
@@ -149,6 +151,10 @@ argv_of(int k, struct args *a)
 		add(a, weight);
 		if (urgent)
 			add(a, "--urgent");
+	}
+	if (k == SEND && *breaker) {
+		add(a, "--breaker");
+		add(a, breaker);
 	}
 	if (k == RECONCILE) {
 		addn(a, "--stale-after", opt.stale);
@@ -326,18 +332,20 @@ reconcile(void)
 	return 0;
 }
 
-/* The campaign's weight and priority, as its row says now. */
+/* The campaign's weight, priority and breaker, as its row says now. */
 static void
 share(void)
 {
 	const char *p[] = { opt.id };
 	PGresult *res;
 
-	res = wa_pg_need(db, NULL, "SELECT weight, priority = 'urgent'"
-	    " FROM campaigns WHERE id = $1", 1, p);
+	res = wa_pg_need(db, NULL, "SELECT weight, priority = 'urgent',"
+	    " coalesce(breaker::text, '') FROM campaigns WHERE id = $1", 1, p);
 	if (PQntuples(res) == 1) {
 		snprintf(weight, sizeof weight, "%s", PQgetvalue(res, 0, 0));
 		urgent = *PQgetvalue(res, 0, 1) == 't';
+		snprintf(breaker, sizeof breaker, "%s",
+		    PQgetvalue(res, 0, 2));
 	}
 	PQclear(res);
 }
