@@ -113,6 +113,22 @@ like "$(cat "$T/err")" "wa-campaign: campaign $c (halted|is paused): .*132001" \
 is "$(count sending)" 0 "no row is left sending"
 fake_stop
 
+# Rows never sent, suppressed or expired, are counted as such at the end,
+# not as sent.
+fake_start --rate 0 --latency-ms 5
+c=$(campaign 4)
+sql "update campaign_recipients set expires_at = now() - interval '1 h'
+    where campaign_id = $c and phone like '%1'"
+sql "insert into suppressions (scope, phone, reason) select '*', phone,
+    'test' from campaign_recipients where campaign_id = $c
+    and phone like '%2'"
+exits 0 "a campaign with an expired and a suppressed row completes"     wa-campaign run "$c" 2>"$T/err"
+like "$(cat "$T/err")" "campaign $c is completed: 4 rows, 2 sent, 0 failed, 2 never sent \(1 suppressed, 1 expired\);" \
+    "the end counts them apart from the sent"
+is "$(jq -s length "$FAKE_LOG")" 2 "two calls were made"
+sql "delete from suppressions" >/dev/null
+fake_stop
+
 # The campaign's breaker (set --breaker) reaches wa-send: 10 sends in a
 # row failing alike halt it, not wa-send's default 50.
 fake_start --rate 0 --latency-ms 5 --error-rate 131026:1

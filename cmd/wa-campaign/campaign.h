@@ -120,6 +120,8 @@ struct snap {
 	long long	 unknown_age;	/* ms since the oldest unknown, or
 					   -1 */
 	long long	 sending_age;	/* ms since the oldest claim, or -1 */
+	long long	 suppressed;	/* settled, never sent: opted out */
+	long long	 expired;	/* settled, never sent: too late */
 	int64_t		 at;		/* when taken (wa_now_ms) */
 	int64_t		 wall;		/* the same, wall clock (unix ms) */
 };

@@ -440,7 +440,8 @@ static int
 loop(void)
 {
 	struct snap s;
-	long long wait, stuck = -1, last = -1;
+	long long wait, stuck = -1, last = -1, never;
+	char nosend[128] = "";
 	int r, idle = 0;
 
 	for (;;) {
@@ -500,9 +501,15 @@ loop(void)
 	}
 	unshow();
 	if (strcmp(s.state, "completed") == 0) {
+		never = s.suppressed + s.expired;
+		if (never > 0)
+			snprintf(nosend, sizeof nosend, ", %lld never sent "
+			    "(%lld suppressed, %lld expired)", never,
+			    s.suppressed, s.expired);
 		wa_warn("campaign %s is completed: %lld rows, %lld sent, %lld "
-		    "failed; wa-campaign status %s for the report", opt.id,
-		    s.total, s.done - s.failed, s.failed, opt.id);
+		    "failed%s; wa-campaign status %s for the report", opt.id,
+		    s.total, s.done - s.failed - never, s.failed, nosend,
+		    opt.id);
 		return 0;
 	}
 	if (strcmp(s.state, "cancelled") == 0) {

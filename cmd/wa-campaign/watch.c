@@ -35,7 +35,9 @@ static const char *snap_sql =
     "   claimed_at)) FILTER (WHERE status = 'unknown')) * 1000)::bigint,"
     "   -1),"
     "  coalesce((extract(epoch FROM now() - min(claimed_at) FILTER (WHERE"
-    "   status = 'sending')) * 1000)::bigint, -1)"
+    "   status = 'sending')) * 1000)::bigint, -1),"
+    "  count(*) FILTER (WHERE status = 'suppressed'),"
+    "  count(*) FILTER (WHERE status = 'expired')"
     "  FROM campaign_recipients WHERE campaign_id = c.id) s"
     " WHERE c.id = $1";
 
@@ -46,7 +48,7 @@ snap_take(struct wa_pg *db, const char *id, struct snap *s, int wait)
 	    wa_pg_try(db, "wa_snap", snap_sql, 1, &id);
 	long long *f[] = { &s->total, &s->done, &s->failed, &s->pending,
 	    &s->due, &s->sending, &s->unknown, &s->next_ms, &s->unknown_age,
-	    &s->sending_age };
+	    &s->sending_age, &s->suppressed, &s->expired };
 	size_t i;
 
 	if (res == NULL)
