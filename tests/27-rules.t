@@ -150,7 +150,9 @@ wa-claim -c "$g" --once >"$T/g.out" 2>/dev/null
 is "$(count "campaign_id = $g and status = 'expired'")" 1 \
     "a row past its expiry ends expired"
 is "$(grep -c 5001 "$T/g.out")" 0 "... and is not sent"
-h=$(camp exp2 5101 5103 --expires-at "2000-01-01T00:00:00Z")
+h=$(camp exp2 5101 5103 --expires-at "2999-01-01T00:00:00Z")
+sql "update campaigns set expires_at = now() - interval '1 s'
+    where id = $h" >/dev/null
 wa-claim -c "$h" >/dev/null 2>&1
 is "$?" 0 "a campaign past its expiry: wa-claim completes it"
 is "$(count "campaign_id = $h and status = 'expired'")" 3 "... every row expired"
@@ -202,6 +204,16 @@ exits 64 "a bad zone" wa-campaign create --name x \
     --phone-number-id $N --template t --tz Mars/Olympus 2>/dev/null
 exits 64 "a bad expiry" wa-campaign create --name x \
     --phone-number-id $N --template t --expires-at tomorrowish 2>/dev/null
+for e in tomorrow infinity 2999-12-24 "2999-12-24 18:00" \
+    2999-12-24T18:00:00; do
+	exits 64 "an expiry not RFC 3339: $e" wa-campaign create --name x \
+	    --phone-number-id $N --template t --expires-at "$e" 2>/dev/null
+done
+wa-campaign create --name x --phone-number-id $N --template t \
+    --expires-at 2020-12-24T18:00:00Z 2>"$T/err"
+is "$?" 64 "an expiry in the past (a year's typo): 64"
+like "$(cat "$T/err")" "--expires-at 2020-12-24T18:00:00Z is past" \
+    "and says so"
 exits 64 "a bad priority" wa-campaign create --name x \
     --phone-number-id $N --template t --priority high 2>/dev/null
 is "$(sql "select count(*) from campaigns where name = 'x'")" 0 \

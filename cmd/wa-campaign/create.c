@@ -22,6 +22,7 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "records/stamp.h"
 #include "campaign.h"
 
 /* The settings, each an option. */
@@ -105,6 +106,27 @@ is_window(const char *s)
 	    (h1 != h2 || m1 != m2) && s[2] == ':' && s[8] == ':';
 }
 
+/* Exits 64 unless s is an RFC 3339 time still to come. */
+static void
+expiry(PGconn *conn, const char *s)
+{
+	char t[WA_STAMP_MAX];
+	const char *why = wa_stamp(s, strlen(s), t), *p = t;
+	PGresult *res;
+	int past;
+
+	if (why != NULL)
+		wa_die(EX_USAGE, "--expires-at is an RFC 3339 time such as "
+		    "2026-12-24T18:00:00+01:00 (or none), not '%s': %s", s,
+		    why);
+	res = wa_pg_must(conn, "SELECT $1::timestamptz <= now()", 1, &p);
+	past = *PQgetvalue(res, 0, 0) == 't';
+	PQclear(res);
+	if (past)
+		wa_die(EX_USAGE, "--expires-at %s is past: nothing would be "
+		    "sent", s);
+}
+
 static int
 cleared(const struct setting *s, int i)
 {
@@ -136,11 +158,8 @@ check(PGconn *conn, const struct setting *s)
 		    v[SET_ON_UNKNOWN]);
 	if (v[SET_BREAKER] != NULL && !cleared(s, SET_BREAKER))
 		wa_num(v[SET_BREAKER], 1, 1000000, "breaker");
-	if (v[SET_EXPIRES_AT] != NULL && !cleared(s, SET_EXPIRES_AT) &&
-	    !pg_takes(conn, "SELECT $1::timestamptz", v[SET_EXPIRES_AT]))
-		wa_die(EX_USAGE, "--expires-at is a time such as "
-		    "2026-12-24T18:00:00+01:00 (or none), not '%s'",
-		    v[SET_EXPIRES_AT]);
+	if (v[SET_EXPIRES_AT] != NULL && !cleared(s, SET_EXPIRES_AT))
+		expiry(conn, v[SET_EXPIRES_AT]);
 	if (v[SET_WINDOW] != NULL && !cleared(s, SET_WINDOW) &&
 	    !is_window(v[SET_WINDOW]))
 		wa_die(EX_USAGE, "--window is HH:MM-HH:MM in the recipient's "
