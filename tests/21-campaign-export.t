@@ -116,4 +116,32 @@ exits 69 "Postgres down: 69" wa-campaign export "$c" 2>"$T/err" >/dev/null
 like "$(cat "$T/err")" "connect to postgres" "says so"
 pg_resume
 
+# Round trips: an NDJSON export imports as the same recipients and
+# parameters, plain or with components; export's CSV is refused, saying
+# why, and imports nothing.
+src=$(wa-campaign create --name src --phone-number-id 106540352242922 \
+    --template t)
+wa-campaign import "$src" - <<'EOF' 2>/dev/null
+{"phone":"+12015550101","params":["Ann","a, \"b\""]}
+{"phone":"+12015550102","components":[{"type":"body","parameters":[{"type":"text","text":"x"}]}],"params":["y"]}
+{"phone":"+12015550103"}
+EOF
+rows() {
+	sql "select phone, template_params::text from campaign_recipients
+	    where campaign_id = $1 order by phone"
+}
+dst=$(wa-campaign create --name dst --phone-number-id 106540352242922 \
+    --template t)
+wa-campaign export --format ndjson "$src" | wa-campaign import "$dst" - \
+    2>"$T/err"
+is "$?" 0 "an NDJSON export imports: 0"
+is "$(rows "$dst")" "$(rows "$src")" "... as the same recipients and params"
+is "$(rows "$src" | wc -l | tr -d ' ')" 3 "(all three of them)"
+csv=$(wa-campaign create --name csv --phone-number-id 106540352242922 \
+    --template t)
+wa-campaign export "$src" | wa-campaign import "$csv" - 2>"$T/err"
+is "$?" 65 "export's CSV piped into import: 65"
+like "$(cat "$T/err")" "export's CSV.*--format ndjson" "and says what to do"
+is "$(rows "$csv")" "" "nothing imported"
+
 done_testing

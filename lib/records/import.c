@@ -10,7 +10,11 @@
  * API refuses parameters with newlines anyway). NDJSON: one object per
  * line with "phone" and an optional "params" array (strings or numbers)
  * and an optional "components" array, kept as {"components": [...]}
- * for wa-claim to merge into the template, and an optional "expires_at".
+ * for wa-claim to merge into the template, and an optional "expires_at";
+ * "params" may also be such an object, as wa-campaign export --format
+ * ndjson writes it, so an export imports as the same recipients and
+ * parameters. Export's CSV (wamid and params columns: its params are
+ * JSON, not parameters) is refused, saying so.
  * An expiry is an RFC 3339 timestamp (records/stamp.c); empty or null,
  * none.
  *
@@ -187,7 +191,7 @@ static int
 header(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 {
 	const char *e = s + n, *bad;
-	int more = 1;
+	int more = 1, export = 0;
 
 	r->phonecol = r->expcol = -1;
 	r->ncols = 0;
@@ -204,12 +208,19 @@ header(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 				return say(why, size, "header: two "
 				    "expires_at columns") - 1;
 			r->expcol = r->ncols;
-		}
+		} else if (strcasecmp(trim(r->field.s), "wamid") == 0)
+			export |= 1;
+		else if (strcasecmp(trim(r->field.s), "params") == 0)
+			export |= 2;
 		r->ncols++;
 	}
 	if (r->phonecol < 0)
 		return say(why, size, "the CSV header (the first line) has no "
 		    "'phone' column") - 1;
+	if (export == 3)
+		return say(why, size, "header: this is wa-campaign export's "
+		    "CSV, whose params column holds JSON, not a parameter: "
+		    "export --format ndjson and import that") - 1;
 	return 0;
 }
 
@@ -362,6 +373,17 @@ fields(struct wa_rows *r, struct json_object *o, char *why, size_t size)
 	}
 	json_object_object_get_ex(o, "params", &p);
 	json_object_object_get_ex(o, "components", &c);
+	/* An export's params may be the object a row keeps: its parts. */
+	if (c == NULL && p != NULL && json_object_is_type(p,
+	    json_type_object)) {
+		v = p;
+		p = NULL;
+		json_object_object_get_ex(v, "components", &c);
+		json_object_object_get_ex(v, "params", &p);
+		if (c == NULL)
+			return say(why, size, "\"params\" is an object "
+			    "without \"components\"");
+	}
 	r->params.len = 0;
 	bad = NULL;
 	if (c != NULL) {
