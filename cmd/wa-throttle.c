@@ -41,6 +41,7 @@
 #include "core/err.h"
 #include "core/lines.h"
 #include "core/metrics.h"
+#include "core/opts.h"
 #include "core/out.h"
 #include "core/sig.h"
 #include "records/input.h"
@@ -508,8 +509,8 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "lease-ms", required_argument, NULL, 'L' },
 		{ "pg-timeout", required_argument, NULL, 'T' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "metrics-label", required_argument, NULL, 'l' + 256 },
+		{ "metrics", required_argument, NULL, WA_OPT_METRICS },
+		{ "metrics-label", required_argument, NULL, WA_OPT_LABEL },
 		{ "number", required_argument, NULL, 'N' },
 		{ "pause", required_argument, NULL, 'P' },
 		{ "reject", required_argument, NULL, 'j' },
@@ -517,7 +518,7 @@ main(int argc, char **argv)
 		{ "set-rate", required_argument, NULL, 'S' },
 		{ "set-reserve", required_argument, NULL, 'X' },
 		{ "show", no_argument, NULL, 's' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ "urgent", no_argument, NULL, 'U' },
 		{ "weight", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 }
@@ -549,9 +550,6 @@ main(int argc, char **argv)
 		case 'd':
 			opt.conninfo = optarg;
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
 		case 'j':
 			reject = optarg;
 			break;
@@ -561,12 +559,6 @@ main(int argc, char **argv)
 			break;
 		case 'L':
 			opt.lease_ms = wa_num(optarg, 1, 60000, "lease-ms");
-			break;
-		case 'M':
-			wa_metrics_open(optarg);
-			break;
-		case 'l' + 256:
-			wa_metrics_label_option(optarg);
 			break;
 		case 'N':
 			opt.number = optarg;
@@ -594,10 +586,9 @@ main(int argc, char **argv)
 			opt.weight = wa_num(optarg, 1, WA_SHARE_WEIGHT_MAX,
 			    "weight");
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
