@@ -88,7 +88,7 @@ static struct {
 	const char	*reject;
 } opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0, WA_PG_TIMEOUT, 0,
     0, 1, -1, 0, 0, NULL };
-static int control_only;	/* changes a bucket and exits */
+static int control_only;	/* control(): changes a bucket and exits */
 
 static struct number numbers[MAX_NUMBERS];
 static int nnumbers;
@@ -411,6 +411,7 @@ control(void)
 	const char *where = cluster ? "the cluster's" : "this host's";
 	int there;
 
+	control_only = 1;
 	if (!wa_number_id_valid(opt.number))
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
 	there = exists(&was);
@@ -499,6 +500,37 @@ number_of(struct wa_input *in, struct wa_record *rec)
 	else
 		return nb;
 	return NULL;
+}
+
+enum mode { FILTER, SHOW, CONTROL };
+
+/*
+ * The mode the options ask for: --show, a change to the bucket of
+ * --number (--pause, --set-rate, --set-reserve), or the filter. Options
+ * that do not go together are a usage error.
+ */
+static enum mode
+mode(void)
+{
+	int change = opt.pause_ms || opt.set_rate || opt.set_reserve;
+
+	if (change && opt.number == NULL) {
+		wa_warn("%s needs --number ID: the phone number id whose "
+		    "bucket to change (wa-throttle --show lists them)",
+		    opt.set_rate ? "--set-rate" : opt.pause_ms ? "--pause" :
+		    "--set-reserve");
+		usage(stderr, EX_USAGE);
+	}
+	if (opt.create && !opt.set_rate) {
+		wa_warn("--create goes with --set-rate");
+		usage(stderr, EX_USAGE);
+	}
+	if (opt.show && (opt.pause_ms || opt.set_rate || opt.reserve >= 0)) {
+		wa_warn("--show changes nothing: use it apart from --set-rate, "
+		    "--set-reserve and --pause");
+		usage(stderr, EX_USAGE);
+	}
+	return opt.show ? SHOW : change ? CONTROL : FILTER;
 }
 
 /*
@@ -610,6 +642,7 @@ main(int argc, char **argv)
 		{ "weight", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 }
 	};
+	enum mode m;
 	double rate;
 	int c, status;
 
@@ -674,27 +707,11 @@ main(int argc, char **argv)
 		}
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
-	if ((opt.pause_ms || opt.set_rate || opt.set_reserve) &&
-	    opt.number == NULL) {
-		wa_warn("%s needs --number ID: the phone number id whose "
-		    "bucket to change (wa-throttle --show lists them)",
-		    opt.set_rate ? "--set-rate" : opt.pause_ms ? "--pause" :
-		    "--set-reserve");
-		usage(stderr, EX_USAGE);
-	}
-	if (opt.create && !opt.set_rate) {
-		wa_warn("--create goes with --set-rate");
-		usage(stderr, EX_USAGE);
-	}
-	if (opt.show && (opt.pause_ms || opt.set_rate || opt.reserve >= 0)) {
-		wa_warn("--show changes nothing: use it apart from --set-rate, "
-		    "--set-reserve and --pause");
-		usage(stderr, EX_USAGE);
-	}
+
+	m = mode();
 	if (opt.cluster)
 		cluster = wa_cluster_open(opt.conninfo, opt.pg_timeout);
-	control_only = opt.pause_ms || opt.set_rate || opt.set_reserve;
-	status = opt.show ? show() : control_only ? control() : filter();
+	status = m == SHOW ? show() : m == CONTROL ? control() : filter();
 	wa_cluster_close(cluster);
 	return status;
 }
