@@ -33,6 +33,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/metrics.h"
+#include "core/opts.h"
 #include "core/out.h"
 #include "core/sig.h"
 #include "records/claim.h"
@@ -414,13 +415,13 @@ main(int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "metrics-label", required_argument, NULL, 'l' + 256 },
+		{ "metrics", required_argument, NULL, WA_OPT_METRICS },
+		{ "metrics-label", required_argument, NULL, WA_OPT_LABEL },
 		{ "once", no_argument, NULL, '1' },
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "pipe-size", required_argument, NULL, 'P' },
 		{ "poll-ms", required_argument, NULL, 'p' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const double secs[] = { .001, .005, .01, .05, .1, .5, 1 };
@@ -443,15 +444,6 @@ main(int argc, char **argv)
 		case 'd':
 			opt.conninfo = optarg;
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		case 'M':
-			wa_metrics_open(optarg);
-			break;
-		case 'l' + 256:
-			wa_metrics_label_option(optarg);
-			break;
 		case 'n':
 			opt.batch = wa_num(optarg, 1, 100000, "batch");
 			break;
@@ -468,10 +460,9 @@ main(int argc, char **argv)
 			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
 			    "pg-timeout");
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (opt.campaign == NULL || optind != argc)
 		usage(stderr, EX_USAGE);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/opts.h"
 #include "pg/pg.h"
 #include "pg/results.h"
 #include "pg/spill.h"
@@ -106,7 +107,7 @@ main(int argc, char **argv)
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "stale-after", required_argument, NULL, 's' },
 		{ "unknown-after", required_argument, NULL, 'u' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *campaign = NULL, *conninfo = NULL, *stale = "600",
@@ -129,9 +130,6 @@ main(int argc, char **argv)
 		case 'd':
 			conninfo = optarg;
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
 		case 'n':
 			dry = 1;
 			break;
@@ -146,10 +144,9 @@ main(int argc, char **argv)
 			wa_num(optarg, 0, INT_MAX, "unknown-after");
 			unknown = optarg;
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (optind != argc)
 		usage(stderr, EX_USAGE);

@@ -25,6 +25,7 @@
 #include "core/err.h"
 #include "core/lines.h"
 #include "core/metrics.h"
+#include "core/opts.h"
 #include "core/out.h"
 #include "core/sig.h"
 #include "records/input.h"
@@ -253,11 +254,11 @@ main(int argc, char **argv)
 		{ "backoff-cap", required_argument, NULL, 'C' },
 		{ "flush-ms", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "metrics-label", required_argument, NULL, 'l' + 256 },
+		{ "metrics", required_argument, NULL, WA_OPT_METRICS },
+		{ "metrics-label", required_argument, NULL, WA_OPT_LABEL },
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "reject", required_argument, NULL, 'R' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const double secs[] = { .001, .005, .01, .05, .1, .5, 1, 5 };
@@ -284,15 +285,6 @@ main(int argc, char **argv)
 		case 'f':
 			opt.flush_ms = wa_num(optarg, 1, 3600000, "flush-ms");
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		case 'M':
-			wa_metrics_open(optarg);
-			break;
-		case 'l' + 256:
-			wa_metrics_label_option(optarg);
-			break;
 		case 'n':
 			opt.batch = wa_num(optarg, 1, 100000, "batch");
 			break;
@@ -303,10 +295,9 @@ main(int argc, char **argv)
 			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
 			    "pg-timeout");
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (optind != argc)
 		usage(stderr, EX_USAGE);

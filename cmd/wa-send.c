@@ -33,6 +33,7 @@
 #include "core/err.h"
 #include "core/lines.h"
 #include "core/metrics.h"
+#include "core/opts.h"
 #include "core/out.h"
 #include "core/sig.h"
 #include "records/input.h"
@@ -371,12 +372,12 @@ main(int argc, char **argv)
 		{ "connect-timeout-ms", required_argument, NULL, 'C' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "metrics-label", required_argument, NULL, 'l' + 256 },
+		{ "metrics", required_argument, NULL, WA_OPT_METRICS },
+		{ "metrics-label", required_argument, NULL, WA_OPT_LABEL },
 		{ "outage-after", required_argument, NULL, 'O' },
 		{ "reject", required_argument, NULL, 'R' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct wa_record rec = { 0 };
@@ -395,17 +396,8 @@ main(int argc, char **argv)
 			opt.connect = wa_num(optarg, 1, 3600000, "connect "
 			    "timeout");
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
 		case 'j':
 			opt.jobs = wa_num(optarg, 1, 10000, "concurrency");
-			break;
-		case 'M':
-			wa_metrics_open(optarg);
-			break;
-		case 'l' + 256:
-			wa_metrics_label_option(optarg);
 			break;
 		case 'n':
 			opt.dry = 1;
@@ -420,10 +412,9 @@ main(int argc, char **argv)
 		case 'T':
 			opt.timeout = wa_num(optarg, 1, 3600000, "timeout");
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (optind != argc)
 		usage(stderr, EX_USAGE);

@@ -34,6 +34,7 @@
 #include "core/err.h"
 #include "core/lines.h"
 #include "core/metrics.h"
+#include "core/opts.h"
 #include "core/sig.h"
 #include "records/input.h"
 #include "records/status.h"
@@ -301,8 +302,8 @@ main(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, 'f' },
 		{ "follow", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "metrics-label", required_argument, NULL, 'l' + 256 },
+		{ "metrics", required_argument, NULL, WA_OPT_METRICS },
+		{ "metrics-label", required_argument, NULL, WA_OPT_LABEL },
 		{ "once", no_argument, NULL, '1' },
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "prune", no_argument, NULL, 'p' },
@@ -310,7 +311,7 @@ main(int argc, char **argv)
 		{ "retry-window", required_argument, NULL, 'w' },
 		{ "sweep-interval", required_argument, NULL, 'S' },
 		{ "unmatched-ttl", required_argument, NULL, 't' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *reject = NULL;
@@ -328,15 +329,6 @@ main(int argc, char **argv)
 			break;
 		case 'F':
 			opt.follow = optarg;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		case 'M':
-			wa_metrics_open(optarg);
-			break;
-		case 'l' + 256:
-			wa_metrics_label_option(optarg);
 			break;
 		case 'n':
 			opt.batch = wa_num(optarg, 1, 100000, "batch");
@@ -366,10 +358,9 @@ main(int argc, char **argv)
 			opt.window = wa_num(optarg, 0, 86400 * 3650,
 			    "retry-window");
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (optind != argc || ((opt.once || sink.prune) && !opt.follow))
 		usage(stderr, EX_USAGE);

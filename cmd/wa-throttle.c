@@ -41,6 +41,7 @@
 #include "core/err.h"
 #include "core/lines.h"
 #include "core/metrics.h"
+#include "core/opts.h"
 #include "core/out.h"
 #include "core/sig.h"
 #include "records/input.h"
@@ -84,9 +85,10 @@ static struct {
 	double		 reserve;	/* -1: not given */
 	int		 set_reserve;
 	int		 urgent;
+	const char	*reject;
 } opt = { WA_BUCKET_RATE, 0, NULL, 0, NULL, 100, 0, 0, 0, WA_PG_TIMEOUT, 0,
-    0, 1, -1, 0, 0 };
-static int control_only;	/* changes a bucket and exits */
+    0, 1, -1, 0, 0, NULL };
+static int control_only;	/* control(): changes a bucket and exits */
 
 static struct number numbers[MAX_NUMBERS];
 static int nnumbers;
@@ -409,6 +411,7 @@ control(void)
 	const char *where = cluster ? "the cluster's" : "this host's";
 	int there;
 
+	control_only = 1;
 	if (!wa_number_id_valid(opt.number))
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
 	there = exists(&was);
@@ -499,6 +502,123 @@ number_of(struct wa_input *in, struct wa_record *rec)
 	return NULL;
 }
 
+enum mode { FILTER, SHOW, CONTROL };
+
+/*
+ * The mode the options ask for: --show, a change to the bucket of
+ * --number (--pause, --set-rate, --set-reserve), or the filter. Options
+ * that do not go together are a usage error.
+ */
+static enum mode
+mode(void)
+{
+	int change = opt.pause_ms || opt.set_rate || opt.set_reserve;
+
+	if (change && opt.number == NULL) {
+		wa_warn("%s needs --number ID: the phone number id whose "
+		    "bucket to change (wa-throttle --show lists them)",
+		    opt.set_rate ? "--set-rate" : opt.pause_ms ? "--pause" :
+		    "--set-reserve");
+		usage(stderr, EX_USAGE);
+	}
+	if (opt.create && !opt.set_rate) {
+		wa_warn("--create goes with --set-rate");
+		usage(stderr, EX_USAGE);
+	}
+	if (opt.show && (opt.pause_ms || opt.set_rate || opt.reserve >= 0)) {
+		wa_warn("--show changes nothing: use it apart from --set-rate, "
+		    "--set-reserve and --pause");
+		usage(stderr, EX_USAGE);
+	}
+	return opt.show ? SHOW : change ? CONTROL : FILTER;
+}
+
+/*
+ * Passes each line of in on to stdout once it has a token from its
+ * number: nb, --number's, or else the line's phone_number_id's. Until
+ * the end of input or of the drain; a second signal ends the program.
+ * Returns 0, or 74 when reading failed.
+ */
+static int
+loop(struct wa_input *in, struct number *nb)
+{
+	struct wa_record rec = { 0 };
+	struct wa_bucket_stats st;
+	int r, wait, status = 0;
+
+	for (;;) {
+		if (wa_stopping > 1) {
+			wa_metrics_write();
+			wa_signal_exit();
+		}
+		if ((wait = patience()) == 0) {
+			wa_warn("the input had not ended %d s after the stop: "
+			    "its other lines stay in the pipe",
+			    DRAIN_MS / 1000);
+			break;
+		}
+		r = wa_input_next(in, &rec, wait);
+		if (r == WA_LINE && opt.number == NULL &&
+		    (nb = number_of(in, &rec)) == NULL)
+			continue;
+		if (report_asked)
+			report();
+		if (r == WA_EOF)
+			break;
+		if (r == WA_ERROR) {
+			/* Reading, or the reject file: said already. */
+			status = EX_IOERR;
+			break;
+		}
+		if (r != WA_LINE)
+			continue;
+		take(nb);
+		wa_out(rec.line, rec.len);
+		nb->passed++;
+		wa_metric_add(nb->m_lines, 1);
+		wa_lease_stats(nb->l, &st);
+		wa_metric_set(nb->m_rate, st.rate);
+		wa_metrics_tick();
+	}
+	json_object_put(rec.obj);
+	return status;
+}
+
+/* The filter: stdin to stdout, each line paced by its number's bucket. */
+static int
+filter(void)
+{
+	struct wa_input in;
+	struct number *nb = NULL;
+	int i, status;
+
+	wa_signals();
+	wa_watch_reader(STDOUT_FILENO);
+	if (opt.number != NULL)
+		wa_metrics_label("number", opt.number);
+	wa_metrics_on_usr2(NULL);
+	wa_signal(SIGUSR1, on_usr1);
+	wa_input_init(&in, STDIN_FILENO, "<stdin>", 1);
+	in.raw = opt.number != NULL;	/* any line will do: bytes checked */
+	if (opt.reject != NULL)
+		wa_input_reject_file(&in, opt.reject);
+	if (opt.number != NULL && (nb = number(opt.number)) == NULL)
+		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
+	status = loop(&in, nb);
+	wa_metrics_write();
+	if (in.rejected > 0 && status == 0)
+		status = EX_DATAERR;
+	if (cluster != NULL && wa_cluster_down(cluster) && status == 0)
+		status = EX_UNAVAILABLE;
+	wa_input_free(&in);
+	for (i = 0; i < nnumbers; i++) {
+		wa_bucket_close(numbers[i].b);
+		wa_lease_close(numbers[i].l);
+		free(numbers[i].id);
+	}
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -508,8 +628,8 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "lease-ms", required_argument, NULL, 'L' },
 		{ "pg-timeout", required_argument, NULL, 'T' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "metrics-label", required_argument, NULL, 'l' + 256 },
+		{ "metrics", required_argument, NULL, WA_OPT_METRICS },
+		{ "metrics-label", required_argument, NULL, WA_OPT_LABEL },
 		{ "number", required_argument, NULL, 'N' },
 		{ "pause", required_argument, NULL, 'P' },
 		{ "reject", required_argument, NULL, 'j' },
@@ -517,18 +637,14 @@ main(int argc, char **argv)
 		{ "set-rate", required_argument, NULL, 'S' },
 		{ "set-reserve", required_argument, NULL, 'X' },
 		{ "show", no_argument, NULL, 's' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ "urgent", no_argument, NULL, 'U' },
 		{ "weight", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct wa_input in;
-	struct wa_record rec = { 0 };
-	struct wa_bucket_stats st;
-	struct number *nb = NULL;
-	const char *reject = NULL;
+	enum mode m;
 	double rate;
-	int c, r, wait, status = 0;
+	int c, status;
 
 	wa_prog = "wa-throttle";
 	while ((c = getopt_long(argc, argv, "b:d:hr:", longs, NULL)) != -1)
@@ -549,11 +665,8 @@ main(int argc, char **argv)
 		case 'd':
 			opt.conninfo = optarg;
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
 		case 'j':
-			reject = optarg;
+			opt.reject = optarg;
 			break;
 		case 'T':
 			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
@@ -561,12 +674,6 @@ main(int argc, char **argv)
 			break;
 		case 'L':
 			opt.lease_ms = wa_num(optarg, 1, 60000, "lease-ms");
-			break;
-		case 'M':
-			wa_metrics_open(optarg);
-			break;
-		case 'l' + 256:
-			wa_metrics_label_option(optarg);
 			break;
 		case 'N':
 			opt.number = optarg;
@@ -594,97 +701,17 @@ main(int argc, char **argv)
 			opt.weight = wa_num(optarg, 1, WA_SHARE_WEIGHT_MAX,
 			    "weight");
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
-	if ((opt.pause_ms || opt.set_rate || opt.set_reserve) &&
-	    opt.number == NULL) {
-		wa_warn("%s needs --number ID: the phone number id whose "
-		    "bucket to change (wa-throttle --show lists them)",
-		    opt.set_rate ? "--set-rate" : opt.pause_ms ? "--pause" :
-		    "--set-reserve");
-		usage(stderr, EX_USAGE);
-	}
-	if (opt.create && !opt.set_rate) {
-		wa_warn("--create goes with --set-rate");
-		usage(stderr, EX_USAGE);
-	}
-	if (opt.show && (opt.pause_ms || opt.set_rate || opt.reserve >= 0)) {
-		wa_warn("--show changes nothing: use it apart from --set-rate, "
-		    "--set-reserve and --pause");
-		usage(stderr, EX_USAGE);
-	}
+
+	m = mode();
 	if (opt.cluster)
 		cluster = wa_cluster_open(opt.conninfo, opt.pg_timeout);
-	control_only = opt.pause_ms || opt.set_rate || opt.set_reserve;
-	if (opt.show || control_only) {
-		status = opt.show ? show() : control();
-		wa_cluster_close(cluster);
-		return status;
-	}
-
-	wa_signals();
-	wa_watch_reader(STDOUT_FILENO);
-	if (opt.number != NULL)
-		wa_metrics_label("number", opt.number);
-	wa_metrics_on_usr2(NULL);
-	wa_signal(SIGUSR1, on_usr1);
-	wa_input_init(&in, STDIN_FILENO, "<stdin>", 1);
-	in.raw = opt.number != NULL;	/* any line will do: bytes checked */
-	if (reject != NULL)
-		wa_input_reject_file(&in, reject);
-	if (opt.number != NULL && (nb = number(opt.number)) == NULL)
-		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
-	for (;;) {
-		if (wa_stopping > 1) {
-			wa_metrics_write();
-			wa_signal_exit();
-		}
-		if ((wait = patience()) == 0) {
-			wa_warn("the input had not ended %d s after the stop: "
-			    "its other lines stay in the pipe",
-			    DRAIN_MS / 1000);
-			break;
-		}
-		r = wa_input_next(&in, &rec, wait);
-		if (r == WA_LINE && opt.number == NULL &&
-		    (nb = number_of(&in, &rec)) == NULL)
-			continue;
-		if (report_asked)
-			report();
-		if (r == WA_EOF)
-			break;
-		if (r == WA_ERROR) {
-			/* Reading, or the reject file: said already. */
-			status = EX_IOERR;
-			break;
-		}
-		if (r != WA_LINE)
-			continue;
-		take(nb);
-		wa_out(rec.line, rec.len);
-		nb->passed++;
-		wa_metric_add(nb->m_lines, 1);
-		wa_lease_stats(nb->l, &st);
-		wa_metric_set(nb->m_rate, st.rate);
-		wa_metrics_tick();
-	}
-	json_object_put(rec.obj);
-	wa_metrics_write();
-	if (in.rejected > 0 && status == 0)
-		status = EX_DATAERR;
-	if (cluster != NULL && wa_cluster_down(cluster) && status == 0)
-		status = EX_UNAVAILABLE;
-	wa_input_free(&in);
-	for (c = 0; c < nnumbers; c++) {
-		wa_bucket_close(numbers[c].b);
-		wa_lease_close(numbers[c].l);
-		free(numbers[c].id);
-	}
+	status = m == SHOW ? show() : m == CONTROL ? control() : filter();
 	wa_cluster_close(cluster);
 	return status;
 }

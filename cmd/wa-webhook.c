@@ -36,6 +36,7 @@
 #include "core/err.h"
 #include "core/lines.h"
 #include "core/metrics.h"
+#include "core/opts.h"
 #include "core/secret.h"
 #include "core/sig.h"
 #include "spool/hmac.h"
@@ -579,12 +580,12 @@ main(int argc, char **argv)
 		{ "max-buffered", required_argument, NULL, 'F' },
 		{ "max-connections", required_argument, NULL, 'C' },
 		{ "max-per-address", required_argument, NULL, 'A' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "metrics-label", required_argument, NULL, 'l' + 256 },
+		{ "metrics", required_argument, NULL, WA_OPT_METRICS },
+		{ "metrics-label", required_argument, NULL, WA_OPT_LABEL },
 		{ "port-file", required_argument, NULL, 'P' },
 		{ "segment-bytes", required_argument, NULL, 'S' },
 		{ "spool", required_argument, NULL, 's' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const double secs[] = { .0005, .001, .0025, .005, .01, .025,
@@ -619,17 +620,8 @@ main(int argc, char **argv)
 			opt.header_s = wa_num(optarg, 1, 3600,
 			    "header-timeout");
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
 		case 'l':
 			opt.listen = optarg;
-			break;
-		case 'M':
-			wa_metrics_open(optarg);
-			break;
-		case 'l' + 256:
-			wa_metrics_label_option(optarg);
 			break;
 		case 'P':
 			opt.port_file = optarg;
@@ -641,10 +633,9 @@ main(int argc, char **argv)
 		case 's':
 			opt.spool = optarg;
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (opt.spool == NULL || optind != argc)
 		usage(stderr, EX_USAGE);

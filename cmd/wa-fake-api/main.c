@@ -24,6 +24,7 @@
 #include <curl/curl.h>
 
 #include "core/err.h"
+#include "core/opts.h"
 #include "core/secret.h"
 #include "core/sig.h"
 #include "fakeapi.h"
@@ -79,7 +80,7 @@ main(int argc, char **argv)
 		{ "seed", required_argument, NULL, SEED },
 		{ "templates", required_argument, NULL, TEMPLATES },
 		{ "threads", required_argument, NULL, THREADS },
-		{ "version", no_argument, NULL, 'V' },
+		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ "webhook-batch", required_argument, NULL, BATCH },
 		{ "webhook-delay-ms", required_argument, NULL, DELAY },
 		{ "webhook-inflight", required_argument, NULL, INFLIGHT },
@@ -127,9 +128,6 @@ main(int argc, char **argv)
 			break;
 		case FAIL:
 			fc.fail_rate = wa_fnum(optarg, 0, 1, "--fail-rate");
-			break;
-		case 'h':
-			usage(stdout, 0);
 			break;
 		case INFLIGHT:
 			hc.inflight = wa_num(optarg, 1, 1000,
@@ -195,10 +193,9 @@ main(int argc, char **argv)
 		case URL:
 			hc.url = optarg;
 			break;
-		case 'V':
-			wa_version();
 		default:
-			usage(stderr, EX_USAGE);
+			if (!wa_common_opt(c, optarg, usage))
+				usage(stderr, EX_USAGE);
 		}
 	if (optind != argc)
 		usage(stderr, EX_USAGE);
