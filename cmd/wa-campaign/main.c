@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/opts.h"
 #include "core/sig.h"
 #include "records/phone.h"
 #include "campaign.h"
@@ -62,7 +63,7 @@ static const struct option longs[] = {
 	{ "priority", required_argument, NULL, PRIORITY },
 	{ "period", required_argument, NULL, PERIOD },
 	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
+	{ "version", no_argument, NULL, WA_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -236,11 +237,7 @@ main(int argc, char **argv)
 			o.given |= O(DRY);
 		} else if (c == 'd')
 			o.conninfo = optarg;
-		else if (c == 'h')
-			usage(stdout, 0);
-		else if (c == 'V')
-			wa_version();
-		else
+		else if (!wa_common_opt(c, optarg, usage))
 			usage(stderr, EX_USAGE);
 	}
 	if (optind >= argc || (cmd = find(argv[optind])) == NULL ||
