@@ -165,6 +165,14 @@ bucket 50
 bg wa-campaign run "$c" 2>"$T/err"
 run=$!
 ok "its four stages run" wait_for 30 kids "$run"
+# The token is wa-send's alone: no other stage gets it in its
+# environment (wa-send wipes its own copy once read).
+out=$(for p in $kids; do
+	[ "$(cat "/proc/$p/comm")" = wa-send ] && continue
+	tr '\0' '\n' <"/proc/$p/environ" | grep -q '^WA_TOKEN=' &&
+	    cat "/proc/$p/comm"
+done)
+is "$out" "" "no stage but wa-send is given WA_TOKEN"
 ok "the run is under way" wait_for 120 sent_at_least 50
 wait_for 30 catches "$run" INT
 kill -INT "$run"

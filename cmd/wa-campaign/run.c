@@ -193,6 +193,9 @@ spawn(int k, int in, int out, int err, pid_t *pg)
 		signal(SIGPIPE, SIG_DFL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* The token is wa-send's alone. */
+		if (k != SEND)
+			unsetenv("WA_TOKEN");
 		if ((in >= 0 && dup2(in, STDIN_FILENO) < 0) ||
 		    (out >= 0 && dup2(out, STDOUT_FILENO) < 0) ||
 		    (err >= 0 && dup2(err, STDERR_FILENO) < 0))
