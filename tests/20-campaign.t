@@ -8,9 +8,24 @@ exits 0 "--help" wa-campaign --help >"$T/out"
 like "$(cat "$T/out")" "requeue \[-n \| --dry-run\] " \
     "--help prints the usage on stdout"
 exits 0 "--version" wa-campaign --version >/dev/null
-exits 64 "no command" wa-campaign 2>/dev/null
-exits 64 "an unknown command" wa-campaign frobnicate 2>/dev/null
-exits 64 "a missing id" wa-campaign start 2>/dev/null
+exits 64 "no command" wa-campaign 2>"$T/err"
+is "$(head -1 "$T/err")" "wa-campaign: no command" "says so, then the usage"
+exits 64 "an unknown command" wa-campaign frobnicate 2>"$T/err"
+is "$(head -1 "$T/err")" "wa-campaign: no command 'frobnicate'" "says which"
+exits 64 "a missing id" wa-campaign start 2>"$T/err"
+is "$(cat "$T/err")" "wa-campaign: start: the campaign id is missing
+usage: wa-campaign [-d conninfo] start id" \
+    "says so, with that command's usage alone"
+exits 64 "an operand too many" wa-campaign status 5 6 2>"$T/err"
+is "$(head -1 "$T/err")" "wa-campaign: status: one operand too many: '6'" \
+    "says which"
+exits 64 "create with an operand" wa-campaign create --name a \
+    --phone-number-id 1 --template t extra 2>"$T/err"
+is "$(head -1 "$T/err")" "wa-campaign: create: one operand too many: 'extra'" \
+    "says which"
+exits 64 "an empty --name" wa-campaign create --name '' \
+    --phone-number-id 1 --template t 2>"$T/err"
+like "$(cat "$T/err")" "a campaign's name" "says what a name is"
 exits 64 "an id that is not a number" wa-campaign start x1 2>/dev/null
 exits 64 "an option of another command" wa-campaign start --json 1 \
     2>"$T/err"

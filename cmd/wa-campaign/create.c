@@ -276,6 +276,8 @@ create(PGconn *conn, const char *name, const char *number,
 	if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
 		wa_die(EX_USAGE, "create needs --name, --phone-number-id and "
 		    "--template");
+	if (name[strspn(name, " \t")] == '\0')
+		wa_die(EX_USAGE, "a campaign's name cannot be blank");
 	campaign_number_id(p[1]);
 	check(conn, s);
 	/* The rest of the settings, in the same transaction. */

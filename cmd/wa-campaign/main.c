@@ -193,8 +193,16 @@ check(const struct cmd *cmd, struct opts *o, int n)
 {
 	size_t i;
 
-	if (n < cmd->min || (cmd->max >= 0 && n > cmd->max))
-		usage(stderr, EX_USAGE);
+	if (n < cmd->min) {
+		wa_warn("%s: %s missing", cmd->name, cmd->id && n == 0 ?
+		    "the campaign id is" : "an operand is");
+		campaign_usage(cmd->name, stderr, EX_USAGE);
+	}
+	if (cmd->max >= 0 && n > cmd->max) {
+		wa_warn("%s: one operand too many: '%s'", cmd->name,
+		    o->args[cmd->max]);
+		campaign_usage(cmd->name, stderr, EX_USAGE);
+	}
 	for (i = 0; longs[i].name != NULL; i++)
 		if (longs[i].val < NOPT && (o->given & ~cmd->opts &
 		    O(longs[i].val)))
@@ -240,9 +248,14 @@ main(int argc, char **argv)
 		else if (!wa_common_opt(c, optarg, usage))
 			usage(stderr, EX_USAGE);
 	}
-	if (optind >= argc || (cmd = find(argv[optind])) == NULL ||
-	    cmd->opts & OWN)
+	if (optind >= argc) {
+		wa_warn("no command");
 		usage(stderr, EX_USAGE);
+	}
+	if ((cmd = find(argv[optind])) == NULL || cmd->opts & OWN) {
+		wa_warn("no command '%s'", argv[optind]);
+		usage(stderr, EX_USAGE);
+	}
 	o.name = cmd->name;
 	o.args = argv + optind + 1;
 	check(cmd, &o, argc - optind - 1);

@@ -14,7 +14,8 @@
  * "params" may also be such an object, as wa-campaign export --format
  * ndjson writes it, so an export imports as the same recipients and
  * parameters. Export's CSV (wamid and params columns: its params are
- * JSON, not parameters) is refused, saying so.
+ * JSON, not parameters) is refused by an import, saying so; a list of
+ * numbers (requeue --phones) takes its phone column.
  * An expiry is an RFC 3339 timestamp (records/stamp.c); empty or null,
  * none.
  *
@@ -217,7 +218,7 @@ header(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 	if (r->phonecol < 0)
 		return say(why, size, "the CSV header (the first line) has no "
 		    "'phone' column") - 1;
-	if (export == 3)
+	if (export == 3 && r->plan)
 		return say(why, size, "header: this is wa-campaign export's "
 		    "CSV, whose params column holds JSON, not a parameter: "
 		    "export --format ndjson and import that") - 1;
