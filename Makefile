@@ -132,7 +132,10 @@ $(BIN)/%: $(O)/cmd/%.o $$(ARCHIVES_$$*) $(ARCHIVES)
 	    $(LIBS_$*) $(JSON) $(LDLIBS)
 
 # records/ is pure: it compiles with json-c's include path alone, and
-# with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned.
+# with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned. The
+# arrows point down: core/ includes only core/; pg/ nothing of spool/
+# (the spool is wa-status-ingest's to prune), and of the token bucket
+# only lease.c, whose cluster bucket sits on the host's.
 check-layers:
 	@for f in lib/records/*.c; do \
 		$(CC) -std=c11 -D_GNU_SOURCE -fsyntax-only $(WERROR) \
@@ -140,6 +143,14 @@ check-layers:
 		    $$($(PKG_CONFIG) --cflags json-c) $$f || exit 1; \
 	done
 	@echo "check-layers: lib/records needs json-c only"
+	@up=$$(grep -Hn '^#include "' lib/core/*.[ch] | grep -v '"core/'; \
+	    grep -Hn '^#include "spool/' lib/pg/*.[ch]; \
+	    grep -Hn '^#include "api/bucket.h"' lib/pg/*.[ch] | \
+	    grep -v '^lib/pg/lease.c:'); \
+	[ -z "$$up" ] || { echo "$$up"; \
+	    echo "check-layers: these includes point the wrong way" >&2; \
+	    exit 1; }
+	@echo "check-layers: lib/core includes core only, lib/pg no spool"
 
 deps:
 	@sh scripts/deps.sh
