@@ -172,7 +172,10 @@ ONE_PROGRAM = api/answer api/guard api/multi api/send api/share pg/lease \
 	records/stamp records/zones
 
 # records/ is pure: it compiles with json-c's include path alone, and
-# with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned. Then
+# with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned. The
+# arrows point down: core/ includes only core/; pg/ nothing of spool/
+# (the spool is wa-status-ingest's to prune), and of the token bucket
+# only lease.c, whose cluster bucket sits on the host's. Then
 # ONE_PROGRAM above, checked against what the programs link.
 check-layers: all
 	@for f in lib/records/*.c; do \
@@ -181,6 +184,14 @@ check-layers: all
 		    $$($(PKG_CONFIG) --cflags json-c) $$f || exit 1; \
 	done
 	@echo "check-layers: lib/records needs json-c only"
+	@up=$$(grep -Hn '^#include "' lib/core/*.[ch] | grep -v '"core/'; \
+	    grep -Hn '^#include "spool/' lib/pg/*.[ch]; \
+	    grep -Hn '^#include "api/bucket.h"' lib/pg/*.[ch] | \
+	    grep -v '^lib/pg/lease.c:'); \
+	[ -z "$$up" ] || { echo "$$up"; \
+	    echo "check-layers: these includes point the wrong way" >&2; \
+	    exit 1; }
+	@echo "check-layers: lib/core includes core only, lib/pg no spool"
 	@sh scripts/layers.sh $(O) $(BIN) "$(ONE_PROGRAM)"
 
 deps:

@@ -4,7 +4,8 @@
  * Reads webhook bodies, one per line: from stdin (replays; no checkpoint)
  * or, with --follow DIR, from wa-webhook's spool, resuming from the
  * checkpoint that each batch commits together with its statuses, so a
- * crash neither loses a body nor applies one twice. Each batch is reduced
+ * crash neither loses a body nor applies one twice; with --prune, the
+ * segments before a committed checkpoint are removed. Each batch is reduced
  * to the highest-ranked status per message and applied with one
  * statement, sorted and rank-monotone (lib/records/status.c,
  * lib/pg/statusdb.c);
@@ -55,7 +56,8 @@ static struct {
 	long long	 ttl;
 	long long	 pg_timeout;
 	int		 once;
-} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, WA_PG_TIMEOUT, 0 };
+	int		 prune;
+} opt = { NULL, NULL, 1000, 100, 600, 600, 7 * 86400, WA_PG_TIMEOUT, 0, 0 };
 
 static struct wa_input in;
 static struct wa_spool_reader rd;
@@ -157,6 +159,16 @@ refused(unsigned long lineno, const char *why)
 	wa_warn("%s:%lu: postgres refused a status of this body: %s",
 	    in.lines.name, lineno, why);
 	in.rejected++;
+}
+
+/*
+ * A batch is committed with its checkpoint in segment seg: the segments
+ * before it are applied for good (--prune).
+ */
+static void
+prune(long long seg)
+{
+	wa_spool_prune(sink.spool, seg);
 }
 
 static void
@@ -337,7 +349,7 @@ main(int argc, char **argv)
 			opt.once = 1;
 			break;
 		case 'p':
-			sink.prune = 1;
+			opt.prune = 1;
 			break;
 		case 'R':
 			reject = optarg;
@@ -362,7 +374,7 @@ main(int argc, char **argv)
 			if (!wa_common_opt(c, optarg, usage))
 				usage(stderr, EX_USAGE);
 		}
-	if (optind != argc || ((opt.once || sink.prune) && !opt.follow))
+	if (optind != argc || ((opt.once || opt.prune) && !opt.follow))
 		usage(stderr, EX_USAGE);
 
 	wa_signals();
@@ -374,6 +386,8 @@ main(int argc, char **argv)
 		wa_input_reject_file(&in, reject);
 	sink.db = wa_pg_open(opt.conninfo, opt.pg_timeout);
 	sink.refused = refused;
+	if (opt.prune)
+		sink.committed = prune;
 	rd.seg = -1;
 	rd.fd = -1;
 	if (opt.follow != NULL) {

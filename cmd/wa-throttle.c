@@ -44,6 +44,7 @@
 #include "core/opts.h"
 #include "core/out.h"
 #include "core/sig.h"
+#include "core/state.h"
 #include "records/input.h"
 #include "records/json.h"
 #include "records/request.h"
@@ -142,7 +143,7 @@ number(const char *id)
 	nb = &numbers[nnumbers];
 	if ((nb->b = wa_bucket_open(id, opt.rate, opt.burst)) == NULL)
 		wa_die(EX_CONFIG, "cannot keep buckets in %s: set WA_STATE_DIR",
-		    wa_bucket_dir());
+		    wa_state_dir());
 	nnumbers++;
 	nb->id = wa_strdup(id);
 	nb->l = wa_lease_open(cluster, nb->b, id, opt.rate, opt.burst,
@@ -320,7 +321,7 @@ show(void)
 	struct wa_buf path = { 0 };
 	struct wa_bucket *b;
 	struct wa_share *sh;
-	const char *dir = wa_bucket_dir();
+	const char *dir = wa_state_dir();
 	int i, n, found = 0;
 
 	printf("%-16s %10s %10s %7s  %-20s %7s  %-10s  %s\n", "number",
@@ -426,7 +427,7 @@ control(void)
 		    "the cluster" : "this host", opt.set_rate);
 		if (cluster == NULL)
 			wa_warn("(looked in %s: is WA_STATE_DIR the "
-			    "pipelines'?)", wa_bucket_dir());
+			    "pipelines'?)", wa_state_dir());
 		return EX_USAGE;
 	}
 	nb = number(opt.number);

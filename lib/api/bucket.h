@@ -1,7 +1,7 @@
 /*
  * api/bucket.h: one token bucket per business phone number, shared by every
  * process on the host that sends from it (a small mmap'ed file per number
- * under WA_STATE_DIR).
+ * in the state directory, core/state.h).
  */
 #ifndef WA_API_BUCKET_H
 #define WA_API_BUCKET_H
@@ -30,24 +30,6 @@ struct wa_bucket_stats {
 	char		drawing[48];	/* weights drawing now: "1+3", "-" */
 };
 
-#define WA_RUN_PARENT "/run"
-#define WA_RUN_DIR WA_RUN_PARENT "/wapipe"
-#define WA_LIB_DIR "/var/lib/wapipe"
-
-/* WA_STATE_DIR, or the default (/run/wapipe, else /tmp/wapipe-UID). */
-const char *wa_bucket_dir(void);
-/* WA_RESULTS_DIR, or the default, which survives a reboot. */
-const char *wa_results_dir(void);
-/* Makes the state directory: 0, or -1 after a message. */
-int wa_bucket_dir_make(void);
-/*
- * WA_STATE_DIR/KIND-NUMBER mapped shared, size bytes, made if missing,
- * locked (LOCK_EX) for the caller to check and unlock; NULL after a
- * message.
- */
-void *wa_state_map(const char *kind, const char *number, size_t size,
-    int *fd);
-void wa_boot_id(char *id, size_t n);
 int64_t wa_bucket_default_burst(double rate);
 /* The bucket of number, made with rate and burst (0: default) if new. */
 struct wa_bucket *wa_bucket_open(const char *number, double rate,

@@ -30,8 +30,8 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/sig.h"
+#include "core/state.h"
 #include "records/request.h"
-#include "api/bucket.h"
 #include "api/share.h"
 
 #define MAGIC 0x77617368u	/* "wash" */

@@ -2,7 +2,7 @@
  * spill.c: send results kept on disk until Postgres takes them.
  *
  * Where: WA_RESULTS_DIR, by default /var/lib/wapipe/results or
- * ~/.local/state/wapipe/results (api/bucket.c: wa_results_dir), a place
+ * ~/.local/state/wapipe/results (core/state.c: wa_results_dir), a place
  * that survives a reboot, unlike WA_STATE_DIR under /run. What: a
  * file per wa-record process, "<unix ms>-<pid>.ndjson", holding the
  * result lines as wa-send wrote them, so a file is also valid input for
@@ -27,7 +27,7 @@
 
 #include "core/err.h"
 #include "core/sig.h"
-#include "api/bucket.h"
+#include "core/state.h"
 #include "pg/results.h"
 #include "pg/spill.h"
 
@@ -41,7 +41,7 @@ struct wa_spill {
 };
 
 /*
- * The results directory (api/bucket.c's wa_results_dir), made if missing
+ * The results directory (core/state.c's wa_results_dir), made if missing
  * with its parents; NULL after saying why.
  */
 static const char *

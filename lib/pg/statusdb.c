@@ -29,6 +29,10 @@
  * with the batch's opt-outs (their values are checked where they enter;
  * if Postgres refuses them still, they go one by one, and those it
  * refuses are reported too).
+ *
+ * The spool is only a name here, the checkpoint's key and the lock's:
+ * once a batch is committed, the segment of its checkpoint goes to the
+ * caller (committed), whose spool it is to prune.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +46,6 @@
 #include "api/class.h"
 #include "pg/pg.h"
 #include "pg/statusdb.h"
-#include "spool/spool.h"
 
 /*
  * The update both statements end with, from m0(id, wamid, status, at,
@@ -470,7 +473,11 @@ wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 	PQclear(last);
 }
 
-/* Waits for the batch in flight, if any: then it is committed. */
+/*
+ * Waits for the batch in flight, if any: then it is committed, and so is
+ * its checkpoint, which committed is told (wa-status-ingest --prune
+ * removes the segments before it).
+ */
 void
 wa_status_collect(struct wa_status_sink *k)
 {
@@ -485,8 +492,8 @@ wa_status_collect(struct wa_status_sink *k)
 		wa_metric_observe(k->secs, (wa_now_ns() - b->t0) / 1e9);
 	if (k->total.kept > kept)
 		k->kept_at = wa_now_ms();
-	if (k->prune && b->spool != NULL)
-		wa_spool_prune(b->spool, atoll(b->num[0]));
+	if (k->committed != NULL && b->spool != NULL)
+		k->committed(atoll(b->num[0]));
 	wa_status_clear(b);
 }
 
