@@ -10,10 +10,9 @@
 # claim walks past them: this is what the VACUUM settings must bound.
 ROWS=${1:-1000000}
 STEPS=${2:-0 100000 300000 600000}
-export PG_DURABLE=1
 PG_OPTIONS="-c autovacuum=off"
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 c=$(campaign "$ROWS")
 sql "vacuum analyze" >/dev/null

@@ -8,9 +8,8 @@
 # Prints rows/s and the largest max RSS of the wapipe programs.
 ROWS=${1:-1000000}
 BATCH=500
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 
 PER=$((ROWS / 3))

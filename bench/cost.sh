@@ -13,12 +13,10 @@
 # another campaign: the growth measurement.
 ROWS=${1:-100000}
 SETTLED=${SETTLED:-0}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-pg_start
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 # EXTRA_SQL: a schema variant to measure, applied after sql/schema.sql.
-[ -n "${EXTRA_SQL:-}" ] && sql "$EXTRA_SQL" >/dev/null
+pg_up
 HZ=$(getconf CLK_TCK)
 
 ticks() {

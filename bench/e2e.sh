@@ -27,15 +27,12 @@
 ROWS=${ROWS:-200000}
 RATE=${RATE:-1000}
 SECS=${SECS:-20}
-export PG_DURABLE=1
 if [ -n "${PROFILE:-}" ]; then
 	PG_OPTIONS="${PG_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements"
 	export PG_OPTIONS
 fi
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-# shellcheck source=tests/fake.sh
-. "$(dirname "$0")/../tests/fake.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || bail "no jq: run make deps"
 HZ=$(getconf CLK_TCK)
 WA_TOKEN=bench-token-$$
@@ -155,15 +152,6 @@ campaign_for() {
 apirate() {
 	jq -r .t "$1" | sort -n | awk -v b="$2" '{ t[NR] = $1 }
 	    END { printf "%.0f", (NR - 1 - b) * 1000 / (t[NR] - t[b + 1]) }'
-}
-
-# pg_up: the throwaway cluster, with EXTRA_SQL (a schema variant to
-# measure, as in bench/cost.sh) applied after sql/schema.sql.
-pg_up() {
-	pg_start
-	if [ -n "${EXTRA_SQL:-}" ]; then
-		sql "$EXTRA_SQL" >/dev/null
-	fi
 }
 
 flat() {

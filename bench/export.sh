@@ -11,9 +11,8 @@
 # reads here). Prints rows/s and max RSS.
 ROWS=${1:-1000000}
 ROUNDS=${ROUNDS:-3}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 c=$(campaign "$ROWS")
 small=$(campaign $((ROWS / 10)))

@@ -13,11 +13,8 @@
 # recipients the API accepted twice.
 TRIALS=${1:-3}
 ROWS=${2:-3000}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-# shellcheck source=tests/fake.sh
-. "$(dirname "$0")/../tests/fake.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 pipeline() {
 	{

@@ -9,9 +9,8 @@
 # max RSS on a file a tenth the size, to show memory does not grow.
 ROWS=${1:-1000000}
 RUNS=${2:-3}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 
 # secs START: seconds since START (date +%s.%N).

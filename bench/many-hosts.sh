@@ -10,11 +10,8 @@
 ROWS=${ROWS:-6000}
 RATE=${RATE:-500}
 BURST=10
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-# shellcheck source=tests/fake.sh
-. "$(dirname "$0")/../tests/fake.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 host() {
 	mkdir -p "$T/host-$1"

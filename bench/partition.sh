@@ -18,9 +18,8 @@
 # what is measured is the cost, not the guarantees.
 CAMPAIGNS=${1:-50}
 ROWS=${2:-20000}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 HZ=$(getconf CLK_TCK)
 

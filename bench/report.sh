@@ -17,9 +17,8 @@
 # durability.
 ROWS=${1:-1000000}
 ROUNDS=${ROUNDS:-3}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 [ -f "$TOP/build/libwa.a" ] || bail "build first: make"
 pg_start
 

@@ -10,9 +10,8 @@
 # Prints the seconds and rows/s of each side and the ratio.
 ROWS=${1:-200000}
 BATCH=500
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 
 PER=$((ROWS / 4))

@@ -12,10 +12,8 @@
 #    share of one core, and max RSS.
 REQUESTS=${1:-50000}
 SECONDS_AT_RATE=${2:-12}
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-# shellcheck source=tests/fake.sh
-. "$(dirname "$0")/../tests/fake.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 for p in wrk jq; do
 	command -v "$p" >/dev/null || bail "no $p: run make deps"
 done

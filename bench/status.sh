@@ -22,9 +22,8 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 BATCH=1000
 PER_BODY=100
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 campaign "$ROWS" >/dev/null
 sql "update campaign_recipients set status = 'sent', attempt = 1,

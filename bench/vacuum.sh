@@ -7,10 +7,9 @@
 # VACUUM's wall time, Postgres CPU and WAL. Scaled to a 14.7 M-row
 # campaign in bench/RESULTS.md. Default durability (PG_DURABLE=1).
 ROWS=${1:-200000}
-export PG_DURABLE=1
 PG_OPTIONS="-c autovacuum=off"
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 HZ=$(getconf CLK_TCK)
 ticks() {
