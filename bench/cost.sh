@@ -41,9 +41,9 @@ stage() {
 	shift
 	sql "checkpoint" >/dev/null
 	l0=$(lsn) p0=$(pgticks)
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f '%U %S %M' -o "$T/time" "$@"
-	e=$(echo "$(date +%s.%N) $s" | awk '{ printf "%.2f", $1 - $2 }')
+	e=$(secs "$s")
 	l1=$(lsn) p1=$(pgticks)
 	w=$(sql "select pg_wal_lsn_diff('$l1', '$l0')")
 	tail -1 "$T/time" >"$T/time1"

@@ -39,12 +39,6 @@ WA_TOKEN=bench-token-$$
 WA_APP_SECRET=bench-secret
 export WA_TOKEN WA_APP_SECRET
 
-now() {
-	date +%s.%N
-}
-secs() {
-	echo "$(now) $1" | awk '{ printf "%.2f", $1 - $2 }'
-}
 # ticks PID: utime + stime of PID (and, with "all", of its reaped
 # children), in clock ticks.
 ticks() {
@@ -174,7 +168,7 @@ flat() {
 	n=$(sql "select count(*) from campaign_recipients
 	    where campaign_id = $c and status = 'sent'")
 	[ "$n" = "$ROWS" ] || bail "sent $n of $ROWS: $(tail -3 "$T/err")"
-	p=$(echo "$ROWS $t" | awk '{ printf "%.0f", $1 / $2 }')
+	p=$(rate "$ROWS" "$t")
 	echo "flat: $ROWS rows, fake API without latency, no webhooks;" \
 	    "$(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 	echo "  pipeline          $p msg/s ($t s; wall clock, machine shared)"
@@ -184,9 +178,9 @@ flat() {
 	# shellcheck disable=SC2002
 	cat "$T/requests" | timed wa-send-alone wa-send >"$T/out" 2>>"$T/err"
 	t=$(secs "$s")
-	a=$(echo "$ROWS $t" | awk '{ printf "%.0f", $1 / $2 }')
+	a=$(rate "$ROWS" "$t")
 	echo "  wa-send alone     $a msg/s ($t s; wall clock); pipeline" \
-	    "$(echo "$p $a" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of it"
+	    "$(pct "$p" "$a") of it"
 	awk -v n="$ROWS" '{ printf "  wa-send alone     %7.1f us/msg  max RSS %6d KiB\n", 1e6 * ($1 + $2) / n, $3 }' "$T/time.wa-send-alone"
 	rm -f "$T"/time.*
 	kill "$FAKE_PID"; wait "$FAKE_PID"

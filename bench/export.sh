@@ -42,17 +42,11 @@ select="select phone, status, attempt as attempts, wamid, error_code,
     $(iso status_at) as status_at, template_params as params
     from campaign_recipients where campaign_id = $c order by phone"
 
-secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f\n", $1 - $2 }'
-}
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 # run NAME COMMAND...: one timed run to /dev/null; time and RSS to files.
 run() {
 	name=$1
 	shift
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss" "$@" >/dev/null || bail "$name failed"
 	secs "$s" >>"$T/$name.t"
 	cat "$T/rss" >>"$T/$name.rss"

@@ -13,16 +13,6 @@ RUNS=${2:-3}
 . "$(dirname "$0")/lib.sh"
 pg_start
 
-# secs START: seconds since START (date +%s.%N).
-secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f", $1 - $2 }'
-}
-rate() {
-	echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'
-}
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 new_campaign() {
 	wa-campaign create --name bench --phone-number-id 106540352242922 \
 	    --template reminder
@@ -52,7 +42,7 @@ while [ "$i" -lt "$RUNS" ]; do
 	i=$((i + 1))
 	sql "truncate campaign_recipients, recipient_errors; checkpoint"
 	c=$(new_campaign)
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss" wa-campaign import "$c" "$T/rows.csv" \
 	    2>"$T/err" || bail "import failed: $(cat "$T/err")"
 	t=$(secs "$s")
@@ -63,7 +53,7 @@ while [ "$i" -lt "$RUNS" ]; do
 	sql "truncate campaign_recipients, recipient_errors; checkpoint"
 	c=$(new_campaign)
 	sed "s/^@/$c/" "$T/raw.csv" >"$T/raw-c.csv"
-	s=$(date +%s.%N)
+	s=$(now)
 	psql -X -q -v ON_ERROR_STOP=1 -c "\\copy campaign_recipients
 	    (campaign_id, phone, template_params) from '$T/raw-c.csv'
 	    with (format csv, header)" || bail "raw copy failed"
@@ -76,7 +66,7 @@ n=$(sql "select count(*) from campaign_recipients")
 
 # Every row again: all duplicates, nothing inserted.
 c=$(sql "select max(id) from campaigns")
-s=$(date +%s.%N)
+s=$(now)
 wa-campaign import "$c" "$T/rows.csv" 2>"$T/err"
 t_dup=$(secs "$s")
 grep -q "0 imported, $ROWS skipped" "$T/err" ||
@@ -90,6 +80,6 @@ t_raw=$(median <"$T/raw")
 echo "import $ROWS rows (phone + 2 params), median of $RUNS runs"
 printf "  psql \\\\copy (raw, no checks)   %s s  %s rows/s\n" "$t_raw" "$(rate "$ROWS" "$t_raw")"
 echo "  wa-campaign import            $t_ours s  $(rate "$ROWS" "$t_ours") rows/s  max RSS $rss KiB"
-echo "  ratio                         $(echo "$t_raw $t_ours" | awk '{ printf "%.0f%%", 100 * $1 / $2 }')"
+echo "  ratio                         $(pct "$t_raw" "$t_ours")"
 echo "  same file again (all dups)    $t_dup s  $(rate "$ROWS" "$t_dup") rows/s"
 echo "  max RSS, $((ROWS / 10)) rows         $(cat "$T/rss-small") KiB"

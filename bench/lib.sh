@@ -24,3 +24,27 @@ pg_up() {
 		sql "$EXTRA_SQL" >/dev/null
 	fi
 }
+
+# Time and rates, as the benchmarks print them.
+
+# now: the time, in seconds and nanoseconds.
+now() {
+	date +%s.%N
+}
+# secs START: seconds since START (a now), to 1/100 s.
+secs() {
+	echo "$(now) $1" | awk '{ printf "%.2f\n", $1 - $2 }'
+}
+# rate A B: A / B, to a whole number (rows/s, bytes/row, ...).
+rate() {
+	echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'
+}
+# pct A B: A as a whole percentage of B ("87%").
+pct() {
+	echo "$1 $2" | awk '{ printf "%.0f%%", 100 * $1 / $2 }'
+}
+# median [FILE]: the median of the numbers in FILE (or standard input),
+# one a line.
+median() {
+	sort -n "$@" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}

@@ -45,9 +45,9 @@ measure() {
 	l=$1 n=$2
 	shift 2
 	sql "checkpoint" >/dev/null
-	l0=$(lsn) p0=$(pgticks) s=$(date +%s.%N)
+	l0=$(lsn) p0=$(pgticks) s=$(now)
 	"$@"
-	e=$(echo "$(date +%s.%N) $s" | awk '{ printf "%.2f", $1 - $2 }')
+	e=$(secs "$s")
 	l1=$(lsn) p1=$(pgticks)
 	w=$(sql "select pg_wal_lsn_diff('$l1', '$l0')")
 	echo "$n $e $((p1 - p0)) $w $HZ" | awk -v l="$l" '{

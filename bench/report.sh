@@ -77,12 +77,6 @@ sql "vacuum analyze" >/dev/null
 echo "campaign $c: $ROWS rows made in $(($(date +%s) - s)) s;" \
     "$(nproc) cores; PostgreSQL $(sql 'show server_version')"
 
-secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f", $1 - $2 }'
-}
-median() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 psql_arm() {
 	{
 		cat "$T/prepare.sql"
@@ -97,16 +91,16 @@ psql_arm() {
 psql_arm
 wa-campaign report --json "$c" >/dev/null
 for round in $(seq "$ROUNDS"); do
-	s=$(date +%s.%N)
+	s=$(now)
 	psql_arm
 	a=$(secs "$s")
 	echo "$a" >>"$T/a"
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss-json" wa-campaign report --json "$c" \
 	    >"$T/report.json"
 	b=$(secs "$s")
 	echo "$b" >>"$T/b"
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss-html" wa-campaign report "$c" \
 	    >"$T/report.html"
 	h=$(secs "$s")

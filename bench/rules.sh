@@ -16,9 +16,6 @@ pg_start
 
 PER=$((ROWS / 4))
 N=$(((PER + BATCH - 1) / BATCH))
-now() {
-	date +%s.%N
-}
 # run FILE: seconds psql takes over FILE.
 run() {
 	s=$(now)
@@ -65,10 +62,9 @@ case_() {
 		sql "delete from limit_contacts" >/dev/null
 		k=$((k + 1))
 	done
-	echo "$1: raw claim $raw s ($(echo "$ROWS $raw" |
-	    awk '{ printf "%.0f", $1 / $2 }') rows/s), wapipe_claim $ours s" \
-	    "($(echo "$ROWS $ours" | awk '{ printf "%.0f", $1 / $2 }') rows/s)," \
-	    "$(echo "$raw $ours" | awk '{ printf "%.0f%%", 100 * $1 / $2 }')"
+	echo "$1: raw claim $raw s ($(rate "$ROWS" "$raw") rows/s)," \
+	    "wapipe_claim $ours s ($(rate "$ROWS" "$ours") rows/s)," \
+	    "$(pct "$raw" "$ours")"
 }
 
 case_ "no rule in force" 1001

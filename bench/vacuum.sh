@@ -53,13 +53,13 @@ sql "select n_tup_upd, n_tup_hot_upd, n_dead_tup,
     " %d dead tuples left (%.2f/row); table %s, indexes %s\n",
     $1, $1 / n, $2, $3, $3 / n, $4, $5 }'
 sql "checkpoint" >/dev/null
-l0=$(sql "select pg_current_wal_lsn()") p0=$(pgticks) s=$(date +%s.%N)
+l0=$(sql "select pg_current_wal_lsn()") p0=$(pgticks) s=$(now)
 sql "vacuum (verbose) campaign_recipients" 2>"$T/verbose" >/dev/null
-e=$(echo "$(date +%s.%N) $s" | awk '{ printf "%.2f", $1 - $2 }')
+e=$(secs "$s")
 p1=$(pgticks)
 w=$(sql "select pg_wal_lsn_diff(pg_current_wal_lsn(), '$l0')")
 echo "  VACUUM: $e s (wall), postgres $(echo "$p0 $p1 $HZ" |
     awk '{ printf "%.2f", ($2 - $1) / $3 }') s CPU, WAL $((w / 1024)) KiB" \
-    "($(echo "$w $ROWS" | awk '{ printf "%.0f", $1 / $2 }') bytes/row)"
+    "($(rate "$w" "$ROWS") bytes/row)"
 grep -E 'tuples:|pages:|index scans|WAL usage|avg read' "$T/verbose" |
     sed 's/^INFO: *//; s/^/    /'
