@@ -70,7 +70,7 @@ wa-campaign export "$c" | cmp -s - "$T/psql.csv" ||
 for n in "psql:psql \\copy csv" "csv:wa-campaign export" \
     "ndjson:wa-campaign export --format ndjson"; do
 	f=${n%%:*}
-	t=$(median <"$T/$f.t")
+	t=$(median "$T/$f.t")
 	printf '%-40s %6s s  %7.0f rows/s  max RSS %s KiB (rounds: %s)\n' \
 	    "${n#*:}" "$t" "$(echo "$ROWS $t" | awk '{ print $1 / $2 }')" \
 	    "$(sort -n "$T/$f.rss" | tail -1)" "$(tr '\n' ' ' <"$T/$f.t")"

@@ -75,8 +75,8 @@ grep -q "0 imported, $ROWS skipped" "$T/err" ||
 /usr/bin/time -f %M -o "$T/rss-small" wa-campaign import "$(new_campaign)" \
     "$T/small.csv" 2>/dev/null
 
-t_ours=$(median <"$T/ours")
-t_raw=$(median <"$T/raw")
+t_ours=$(median "$T/ours")
+t_raw=$(median "$T/raw")
 echo "import $ROWS rows (phone + 2 params), median of $RUNS runs"
 printf "  psql \\\\copy (raw, no checks)   %s s  %s rows/s\n" "$t_raw" "$(rate "$ROWS" "$t_raw")"
 echo "  wa-campaign import            $t_ours s  $(rate "$ROWS" "$t_ours") rows/s  max RSS $rss KiB"
