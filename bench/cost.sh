@@ -17,35 +17,14 @@ SETTLED=${SETTLED:-0}
 . "$(dirname "$0")/lib.sh"
 # EXTRA_SQL: a schema variant to measure, applied after sql/schema.sql.
 pg_up
-HZ=$(getconf CLK_TCK)
 
-ticks() {
-	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
-	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
-	    2>/dev/null || echo 0
-}
-pgticks() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
-	done
-	echo "$t"
-}
-lsn() {
-	sql "select pg_current_wal_lsn()"
-}
 # stage NAME CMD...: runs CMD (stdin/stdout as given), prints its costs.
 stage() {
 	n=$1
 	shift
-	sql "checkpoint" >/dev/null
-	l0=$(lsn) p0=$(pgticks)
-	s=$(now)
+	pg_mark
 	/usr/bin/time -f '%U %S %M' -o "$T/time" "$@"
-	e=$(secs "$s")
-	l1=$(lsn) p1=$(pgticks)
-	w=$(sql "select pg_wal_lsn_diff('$l1', '$l0')")
+	pg_took
 	tail -1 "$T/time" >"$T/time1"
 	read -r u sy rss <"$T/time1"
 	echo "$n $ROWS $w $((p1 - p0)) $u $sy $rss $e $HZ" | awk '{

@@ -34,27 +34,10 @@ fi
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || bail "no jq: run make deps"
-HZ=$(getconf CLK_TCK)
 WA_TOKEN=bench-token-$$
 WA_APP_SECRET=bench-secret
 export WA_TOKEN WA_APP_SECRET
 
-# ticks PID: utime + stime of PID (and, with "all", of its reaped
-# children), in clock ticks.
-ticks() {
-	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
-	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
-	    2>/dev/null || echo 0
-}
-# pgticks: every process of the cluster, in clock ticks.
-pgticks() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
-	done
-	echo "$t"
-}
 # pgsnap FILE: the cluster's CPU by kind of process, in clock ticks:
 # "reaped" (ended backends and autovacuum workers, with the postmaster's
 # own), each background process by name, "backends" (live clients).
@@ -81,9 +64,6 @@ pgdiff() {
 	    END { for (k in b) if (b[k] - a[k] > 0)
 	    printf "    %-28s %6.1f us/msg\n", k, 1e6 * (b[k] - a[k]) / hz / n }' \
 	    "$T/pg.0" "$T/pg.1" | sort -k2 -n -r
-}
-lsn() {
-	sql "select pg_current_wal_lsn() - '0/0'"
 }
 # us TICKS N: microseconds per message.
 us() {
@@ -112,7 +92,7 @@ report() {
 	echo "  wa-fake-api       $(us $((fk1 - fk0)) "$1") us/msg"
 	[ -n "${wh:-}" ] && echo "  wa-webhook        $(us "$wht" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/wh.status") KiB"
 	[ -n "${in:-}" ] && echo "  wa-status-ingest  $(us "$int" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/in.status") KiB"
-	echo "  WAL               $(echo "$w0 $w1 $1" | awk '{ printf "%.0f", ($2 - $1) / $3 }') bytes/msg"
+	echo "  WAL               $(rate "$(wal_bytes "$w0" "$w1")" "$1") bytes/msg"
 	[ -n "${PROFILE:-}" ] && profile "$1"
 	rm -f "$T"/time.*
 }

@@ -2,9 +2,9 @@
 # bench/lib.sh: sourced by the benchmarks that use tests/lib.sh (a
 # throwaway Postgres, wa-fake-api): what they would otherwise each carry.
 # Reads tests/lib.sh and tests/fake.sh (their temp dir $T, pg_start, sql,
-# campaign, fake_start, bail, ...); writes nothing of its own. Postgres
-# gets its default durability (PG_DURABLE=1); PG_OPTIONS, set before,
-# adds settings.
+# campaign, fake_start, bail, ...), /proc and the cluster's WAL position;
+# writes nothing of its own. Postgres gets its default durability
+# (PG_DURABLE=1); PG_OPTIONS, set before, adds settings.
 #
 #   # shellcheck source=bench/lib.sh
 #   . "$(dirname "$0")/lib.sh"
@@ -47,4 +47,60 @@ pct() {
 # one a line.
 median() {
 	sort -n "$@" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# CPU, from /proc: robust to what else the machine runs.
+
+# HZ: clock ticks a second, what ticks and pgticks count in.
+# shellcheck disable=SC2034	# used by the scripts that source this
+HZ=$(getconf CLK_TCK)
+# ticks PID [all]: utime + stime of PID (and, with "all", of its reaped
+# children), in clock ticks; 0 if PID is gone.
+ticks() {
+	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
+	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
+	    2>/dev/null || echo 0
+}
+# pgticks: every process of the cluster (the postmaster with its reaped
+# children, and its live children), in clock ticks.
+pgticks() {
+	pm=$(head -1 "$PGDATA/postmaster.pid")
+	t=$(ticks "$pm" all)
+	for p in $(pgrep -P "$pm"); do
+		t=$((t + $(ticks "$p")))
+	done
+	echo "$t"
+}
+
+# WAL.
+
+# lsn: the cluster's current WAL position (as 0/1A2B3C4).
+lsn() {
+	sql "select pg_current_wal_lsn()"
+}
+# wal_bytes FROM [TO]: bytes of WAL from position FROM to TO (default:
+# the current position).
+wal_bytes() {
+	if [ $# -gt 1 ]; then w_to="'$2'"; else w_to="pg_current_wal_lsn()"; fi
+	sql "select pg_wal_lsn_diff($w_to, '$1')"
+}
+
+# A step measured: what it took in wall time, Postgres CPU and WAL.
+
+# pg_mark: a CHECKPOINT (so that each measurement starts with the same
+# full page images to write), then its start: l0 (WAL position), p0
+# (Postgres ticks) and s (the time).
+# shellcheck disable=SC2034	# used by the scripts that source this
+pg_mark() {
+	sql "checkpoint" >/dev/null
+	l0=$(lsn) p0=$(pgticks)
+	s=$(now)
+}
+# pg_took: its end, after pg_mark: e (wall seconds), l1 (WAL position),
+# p1 (Postgres ticks) and w (WAL bytes since l0).
+# shellcheck disable=SC2034	# used by the scripts that source this
+pg_took() {
+	e=$(secs "$s")
+	l1=$(lsn) p1=$(pgticks)
+	w=$(wal_bytes "$l0" "$l1")
 }

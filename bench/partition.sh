@@ -21,35 +21,15 @@ ROWS=${2:-20000}
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 pg_start
-HZ=$(getconf CLK_TCK)
 
-ticks() {
-	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
-	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
-	    2>/dev/null || echo 0
-}
-pgticks() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
-	done
-	echo "$t"
-}
-lsn() {
-	sql "select pg_current_wal_lsn()"
-}
 # measure LABEL N CMD...: wall time, Postgres CPU per row and WAL per row
 # of CMD over N rows.
 measure() {
 	l=$1 n=$2
 	shift 2
-	sql "checkpoint" >/dev/null
-	l0=$(lsn) p0=$(pgticks) s=$(now)
+	pg_mark
 	"$@"
-	e=$(secs "$s")
-	l1=$(lsn) p1=$(pgticks)
-	w=$(sql "select pg_wal_lsn_diff('$l1', '$l0')")
+	pg_took
 	echo "$n $e $((p1 - p0)) $w $HZ" | awk -v l="$l" '{
 	    printf "  %-32s %8.3f s  postgres %7.1f us/row  WAL %6.0f" \
 	    " bytes/row\n", l, $2, 1e6 * $3 / $5 / $1, $4 / $1 }' >&7

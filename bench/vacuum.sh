@@ -11,20 +11,6 @@ PG_OPTIONS="-c autovacuum=off"
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 pg_start
-HZ=$(getconf CLK_TCK)
-ticks() {
-	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
-	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
-	    2>/dev/null || echo 0
-}
-pgticks() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
-	done
-	echo "$t"
-}
 c=$(campaign "$ROWS")
 sql "vacuum analyze" >/dev/null
 wa-claim -c "$c" --once -n 500 >"$T/requests" 2>/dev/null
@@ -52,12 +38,11 @@ sql "select n_tup_upd, n_tup_hot_upd, n_dead_tup,
     awk -F'|' -v n="$ROWS" '{ printf "  %d updates (%.2f/row), %d HOT;" \
     " %d dead tuples left (%.2f/row); table %s, indexes %s\n",
     $1, $1 / n, $2, $3, $3 / n, $4, $5 }'
-sql "checkpoint" >/dev/null
-l0=$(sql "select pg_current_wal_lsn()") p0=$(pgticks) s=$(now)
+pg_mark
 sql "vacuum (verbose) campaign_recipients" 2>"$T/verbose" >/dev/null
 e=$(secs "$s")
 p1=$(pgticks)
-w=$(sql "select pg_wal_lsn_diff(pg_current_wal_lsn(), '$l0')")
+w=$(wal_bytes "$l0")
 echo "  VACUUM: $e s (wall), postgres $(echo "$p0 $p1 $HZ" |
     awk '{ printf "%.2f", ($2 - $1) / $3 }') s CPU, WAL $((w / 1024)) KiB" \
     "($(rate "$w" "$ROWS") bytes/row)"
