@@ -85,14 +85,7 @@ n=$(sql "select count(*) from campaign_recipients where campaign_id = $c
 if [ -n "${EXPLAIN:-}" ]; then
 	sql "update campaign_recipients set status = 'pending'
 	    where campaign_id = $c and id % 100 = 0" >/dev/null
-	psql -X -c "explain (analyze, buffers, wal) UPDATE campaign_recipients r
-	    SET status = 'sending', attempt = r.attempt + 1, claimed_at = now()
-	    FROM campaigns c WHERE r.id = ANY(ARRAY(SELECT id FROM
-	    campaign_recipients WHERE campaign_id = $c AND phase = 0
-	    AND status = 'pending'
-	    AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 500
-	    FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
-	    AND c.state = 'running'"
+	psql -X -c "explain (analyze, buffers, wal) $(claim_update "$c" 500)"
 fi
 sql "select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables
     where relname = 'campaign_recipients'" |

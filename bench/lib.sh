@@ -104,3 +104,18 @@ pg_took() {
 	l1=$(lsn) p1=$(pgticks)
 	w=$(wal_bytes "$l0" "$l1")
 }
+
+# What the benchmarks feed Postgres.
+
+# claim_update CAMPAIGN LIMIT: the raw claim, the UPDATE wa-claim ran
+# before wapipe_claim: up to LIMIT due pending rows of CAMPAIGN set
+# sending, if it is running.
+claim_update() {
+	echo "UPDATE campaign_recipients r SET status = 'sending',
+	    attempt = r.attempt + 1, claimed_at = now() FROM campaigns c
+	    WHERE r.id = ANY(ARRAY(SELECT id FROM campaign_recipients
+	    WHERE campaign_id = $1 AND phase = 0 AND status = 'pending'
+	    AND next_attempt_at <= now() ORDER BY next_attempt_at
+	    LIMIT $2 FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
+	    AND c.state = 'running'"
+}

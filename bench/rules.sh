@@ -33,13 +33,7 @@ stmts() {
 }
 # round CAMPAIGN_RAW CAMPAIGN_OURS: prints the two times.
 round() {
-	stmts r "UPDATE campaign_recipients r SET status = 'sending',
-	    attempt = r.attempt + 1, claimed_at = now() FROM campaigns c
-	    WHERE r.id = ANY(ARRAY(SELECT id FROM campaign_recipients
-	    WHERE campaign_id = $1 AND phase = 0 AND status = 'pending'
-	    AND next_attempt_at <= now() ORDER BY next_attempt_at
-	    LIMIT $BATCH FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
-	    AND c.state = 'running'
+	stmts r "$(claim_update "$1" "$BATCH")
 	    RETURNING r.id, r.attempt, r.phone, r.template_params" >"$T/raw.sql"
 	stmts f "SELECT * FROM wapipe_claim($2, $BATCH)" >"$T/ours.sql"
 	echo "$(run "$T/raw.sql") $(run "$T/ours.sql")"
