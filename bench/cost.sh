@@ -63,21 +63,15 @@ echo "cost: loaded in $((l - t0)) s, vacuumed in $((e - l)) s; table" \
 echo "cost: $ROWS messages, $SETTLED settled rows beside; $(nproc) cores," \
     "load $(cut -d' ' -f1 /proc/loadavg)"
 stage claim wa-claim -c "$c" --once -n "${CLAIM_N:-500}" >"$T/requests"
-jq -c '{id, attempt, result: {outcome: "sent", wamid: ("wamid.HBgL" +
-    (.id | tostring)), http_status: 200, latency_ms: 200}}' \
-    "$T/requests" >"$T/results"
+sent_results "$T/requests" >"$T/results"
 stage record wa-record -n 500 <"$T/results" >/dev/null
 # sent, delivered, and read for 60%: bodies of 100 statuses each.
 mkdir "$T/spool"
 awk -v ts=1750000000 '{ id = $0; sub(/.*"id":/, "", id); sub(/,.*/, "", id)
 	print id, "sent"; print id, "delivered"
-	if (id % 5 < 3) print id, "read" }' "$T/requests" | awk '
-	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
-	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"102290129340398\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
-	  else b = b ","
-	  b = b sprintf("{\"id\":\"wamid.HBgL%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", $1, $2, 1750000000 + NR, $1, $1)
-	  if (++k == 100) flush() }
-	END { flush() }' >"$T/spool/0000000000000001.ndjson"
+	if (id % 5 < 3) print id, "read" }' "$T/requests" |
+    spool_statuses wamid.HBgL 102290129340398 \
+    >"$T/spool/0000000000000001.ndjson"
 stage status wa-status-ingest --follow "$T/spool" --once -n 1000
 n=$(sql "select count(*) from campaign_recipients where campaign_id = $c
     and status = 'read'")

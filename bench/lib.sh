@@ -119,3 +119,25 @@ claim_update() {
 	    LIMIT $2 FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
 	    AND c.state = 'running'"
 }
+# sent_results FILE [WAMID]: for each send request in FILE (as wa-claim
+# writes them), the result wa-send would write had the API accepted it:
+# wamid WAMID (default wamid.HBgL) followed by the row's id.
+sent_results() {
+	jq -c --arg w "${2:-wamid.HBgL}" '{id, attempt, result: {outcome:
+	    "sent", wamid: ($w + (.id | tostring)), http_status: 200,
+	    latency_ms: 200}}' "$1"
+}
+# spool_statuses WAMID ENTRY [wrap]: lines "ID STATUS" on standard input
+# as webhook bodies, one a line as wa-webhook spools them, 100 statuses
+# each: entry ENTRY; each status of message WAMID followed by ID, at
+# 1750000000 + its line number, from +1555 and ID in seven digits (with
+# "wrap", ID's last seven: ids past 9,999,999), callback wapipe:ID:1.
+spool_statuses() {
+	awk -v wamid="$1" -v entry="$2" -v wrap="${3:-}" '
+	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
+	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"" entry "\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
+	  else b = b ","
+	  b = b sprintf("{\"id\":\"%s%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", wamid, $1, $2, 1750000000 + NR, wrap == "" ? $1 : $1 % 10000000, $1)
+	  if (++k == 100) flush() }
+	END { flush() }'
+}

@@ -84,21 +84,13 @@ run() {
 	export PGOPTIONS
 	measure "$1: claim (-n 500)" "$ROWS" \
 	    sh -c "wa-claim -c $2 --once -n 500 >'$T/req' 2>>'$T/err'"
-	jq -c '{id, attempt, result: {outcome: "sent", wamid: ("wamid.x" +
-	    (.id | tostring)), http_status: 200, latency_ms: 200}}' \
-	    "$T/req" >"$T/res"
+	sent_results "$T/req" wamid.x >"$T/res"
 	measure "$1: record (-n 500)" "$ROWS" \
 	    sh -c "wa-record -n 500 <'$T/res' >/dev/null"
 	rm -rf "$T/spool.$1"
 	mkdir "$T/spool.$1"
 	jq -r '.id' "$T/req" | awk '{ print $1, "delivered"; print $1, "read" }' |
-	    awk '
-	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
-	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"1\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
-	  else b = b ","
-	  b = b sprintf("{\"id\":\"wamid.x%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", $1, $2, 1750000000 + NR, $1 % 10000000, $1)
-	  if (++k == 100) flush() }
-	END { flush() }' >"$T/spool.$1/0000000000000001.ndjson"
+	    spool_statuses wamid.x 1 wrap >"$T/spool.$1/0000000000000001.ndjson"
 	measure "$1: statuses (2/row, -n 1000)" "$ROWS" \
 	    wa-status-ingest --follow "$T/spool.$1" --once -n 1000
 	n=$(sql "select count(*) from campaign_recipients where

@@ -14,18 +14,11 @@ pg_start
 c=$(campaign "$ROWS")
 sql "vacuum analyze" >/dev/null
 wa-claim -c "$c" --once -n 500 >"$T/requests" 2>/dev/null
-jq -c '{id, attempt, result: {outcome: "sent", wamid: ("wamid.HBgL" +
-    (.id | tostring)), http_status: 200, latency_ms: 200}}' \
-    "$T/requests" | wa-record -n 500 >/dev/null
+sent_results "$T/requests" | wa-record -n 500 >/dev/null
 mkdir "$T/spool"
 jq -r .id "$T/requests" | awk '{ print $1, "sent"; print $1, "delivered"
-	if ($1 % 5 < 3) print $1, "read" }' | awk '
-	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
-	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"1\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
-	  else b = b ","
-	  b = b sprintf("{\"id\":\"wamid.HBgL%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", $1, $2, 1750000000 + NR, $1, $1)
-	  if (++k == 100) flush() }
-	END { flush() }' >"$T/spool/0000000000000001.ndjson"
+	if ($1 % 5 < 3) print $1, "read" }' |
+    spool_statuses wamid.HBgL 1 >"$T/spool/0000000000000001.ndjson"
 wa-status-ingest --follow "$T/spool" --once -n 1000
 sql "select pg_stat_force_next_flush()" >/dev/null 2>&1
 sleep 1	# the statistics collector's last report (not a synchronisation)
