@@ -122,11 +122,6 @@ campaign_for() {
 	    >/dev/null
 	echo "$c"
 }
-# apirate LOG BURST: messages per second the API saw, past the first burst.
-apirate() {
-	jq -r .t "$1" | sort -n | awk -v b="$2" '{ t[NR] = $1 }
-	    END { printf "%.0f", (NR - 1 - b) * 1000 / (t[NR] - t[b + 1]) }'
-}
 
 flat() {
 	pg_up

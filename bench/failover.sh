@@ -66,8 +66,7 @@ while [ "$i" -lt "$TRIALS" ]; do
 	wa-reconcile -d "$PG_BOTH" -c "$c" --stale-after 0 \
 	    --unknown-after 0 >/dev/null
 	pipeline "$c"
-	twice=$(jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort |
-	    uniq -d | wc -l)
+	twice=$(accepted_twice "$FAKE_LOG")
 	printf '%-6s %-5s %-9s %12s %10s %12s\n' "$i" "${SYNC:-0}" \
 	    "${PARTITION:-0}" "$lag" "$lost" "$twice"
 	kill "$FAKE_PID"

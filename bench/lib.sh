@@ -141,3 +141,18 @@ spool_statuses() {
 	  if (++k == 100) flush() }
 	END { flush() }'
 }
+
+# What wa-fake-api saw, from its request log (tests/fake.sh's FAKE_LOG).
+
+# apirate LOG BURST [DECIMALS]: the messages a second the API saw past
+# the first BURST, to DECIMALS places (default 0).
+apirate() {
+	jq -r .t "$1" | sort -n | awk -v b="$2" -v d="${3:-0}" '
+	    { t[NR] = $1 }
+	    END { printf("%." d "f", (NR - 1 - b) * 1000 / (t[NR] - t[b + 1])) }'
+}
+# accepted_twice LOG: how many recipients the API accepted more than one
+# message for.
+accepted_twice() {
+	jq -r 'select(.wamid != null) | .to' "$1" | sort | uniq -d | wc -l
+}
