@@ -10,22 +10,15 @@
 # claim walks past them: this is what the VACUUM settings must bound.
 ROWS=${1:-1000000}
 STEPS=${2:-0 100000 300000 600000}
-export PG_DURABLE=1
 PG_OPTIONS="-c autovacuum=off"
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 c=$(campaign "$ROWS")
 sql "vacuum analyze" >/dev/null
 claim() {
 	psql -X -At -c "explain (analyze, buffers, wal, costs off)
-	    UPDATE campaign_recipients r SET status = 'sending',
-	    attempt = r.attempt + 1, claimed_at = now() FROM campaigns c
-	    WHERE r.id = ANY(ARRAY(SELECT id FROM campaign_recipients
-	    WHERE campaign_id = $c AND phase = 0 AND status = 'pending'
-	    AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 500
-	    FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
-	    AND c.state = 'running'" | awk -v l="$1" '
+	    $(claim_update "$c" 500)" | awk -v l="$1" '
 	    /Execution Time/ { t = $3 }
 	    /Index Scan using campaign_recipients_pending/ { p = 1 }
 	    p && /Buffers/ { b = $0; sub(/.*Buffers: /, "", b); p = 0 }

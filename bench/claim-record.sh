@@ -8,9 +8,8 @@
 # Prints rows/s and the largest max RSS of the wapipe programs.
 ROWS=${1:-1000000}
 BATCH=500
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 
 PER=$((ROWS / 3))
@@ -19,15 +18,9 @@ raw2=$(campaign $PER) ours2=$(campaign $PER)
 raw3=$(campaign $PER) ours3=$(campaign $PER)
 sql "vacuum analyze" >/dev/null
 
-now() {
-	date +%s.%N
-}
 # add TOTAL START: TOTAL plus the seconds since START.
 add() {
 	echo "$1 $2 $(now)" | awk '{ printf "%.3f", $1 + $3 - $2 }'
-}
-rate() {
-	echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'
 }
 rss() {
 	[ "$(cat "$T/rss")" -gt "$rss" ] && rss=$(cat "$T/rss")
@@ -35,8 +28,7 @@ rss() {
 report() {
 	echo "  psql (raw statement)  $1 s  $(rate $((PER * 3)) "$1") rows/s"
 	echo "  $3  $2 s  $(rate $((PER * 3)) "$2") rows/s  max RSS $rss KiB"
-	echo "  ratio                 $(echo "$1 $2" |
-	    awk '{ printf "%.0f%%", 100 * $1 / $2 }')"
+	echo "  ratio                 $(pct "$1" "$2")"
 }
 
 # The claim, as a user would run it from psql, batch after batch.

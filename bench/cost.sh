@@ -13,41 +13,18 @@
 # another campaign: the growth measurement.
 ROWS=${1:-100000}
 SETTLED=${SETTLED:-0}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-pg_start
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 # EXTRA_SQL: a schema variant to measure, applied after sql/schema.sql.
-[ -n "${EXTRA_SQL:-}" ] && sql "$EXTRA_SQL" >/dev/null
-HZ=$(getconf CLK_TCK)
+pg_up
 
-ticks() {
-	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
-	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
-	    2>/dev/null || echo 0
-}
-pgticks() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
-	done
-	echo "$t"
-}
-lsn() {
-	sql "select pg_current_wal_lsn()"
-}
 # stage NAME CMD...: runs CMD (stdin/stdout as given), prints its costs.
 stage() {
 	n=$1
 	shift
-	sql "checkpoint" >/dev/null
-	l0=$(lsn) p0=$(pgticks)
-	s=$(date +%s.%N)
+	pg_mark
 	/usr/bin/time -f '%U %S %M' -o "$T/time" "$@"
-	e=$(echo "$(date +%s.%N) $s" | awk '{ printf "%.2f", $1 - $2 }')
-	l1=$(lsn) p1=$(pgticks)
-	w=$(sql "select pg_wal_lsn_diff('$l1', '$l0')")
+	pg_took
 	tail -1 "$T/time" >"$T/time1"
 	read -r u sy rss <"$T/time1"
 	echo "$n $ROWS $w $((p1 - p0)) $u $sy $rss $e $HZ" | awk '{
@@ -86,21 +63,15 @@ echo "cost: loaded in $((l - t0)) s, vacuumed in $((e - l)) s; table" \
 echo "cost: $ROWS messages, $SETTLED settled rows beside; $(nproc) cores," \
     "load $(cut -d' ' -f1 /proc/loadavg)"
 stage claim wa-claim -c "$c" --once -n "${CLAIM_N:-500}" >"$T/requests"
-jq -c '{id, attempt, result: {outcome: "sent", wamid: ("wamid.HBgL" +
-    (.id | tostring)), http_status: 200, latency_ms: 200}}' \
-    "$T/requests" >"$T/results"
+sent_results "$T/requests" >"$T/results"
 stage record wa-record -n 500 <"$T/results" >/dev/null
 # sent, delivered, and read for 60%: bodies of 100 statuses each.
 mkdir "$T/spool"
 awk -v ts=1750000000 '{ id = $0; sub(/.*"id":/, "", id); sub(/,.*/, "", id)
 	print id, "sent"; print id, "delivered"
-	if (id % 5 < 3) print id, "read" }' "$T/requests" | awk '
-	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
-	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"102290129340398\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
-	  else b = b ","
-	  b = b sprintf("{\"id\":\"wamid.HBgL%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", $1, $2, 1750000000 + NR, $1, $1)
-	  if (++k == 100) flush() }
-	END { flush() }' >"$T/spool/0000000000000001.ndjson"
+	if (id % 5 < 3) print id, "read" }' "$T/requests" |
+    spool_statuses wamid.HBgL 102290129340398 \
+    >"$T/spool/0000000000000001.ndjson"
 stage status wa-status-ingest --follow "$T/spool" --once -n 1000
 n=$(sql "select count(*) from campaign_recipients where campaign_id = $c
     and status = 'read'")
@@ -108,14 +79,7 @@ n=$(sql "select count(*) from campaign_recipients where campaign_id = $c
 if [ -n "${EXPLAIN:-}" ]; then
 	sql "update campaign_recipients set status = 'pending'
 	    where campaign_id = $c and id % 100 = 0" >/dev/null
-	psql -X -c "explain (analyze, buffers, wal) UPDATE campaign_recipients r
-	    SET status = 'sending', attempt = r.attempt + 1, claimed_at = now()
-	    FROM campaigns c WHERE r.id = ANY(ARRAY(SELECT id FROM
-	    campaign_recipients WHERE campaign_id = $c AND phase = 0
-	    AND status = 'pending'
-	    AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 500
-	    FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
-	    AND c.state = 'running'"
+	psql -X -c "explain (analyze, buffers, wal) $(claim_update "$c" 500)"
 fi
 sql "select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables
     where relname = 'campaign_recipients'" |

@@ -27,43 +27,17 @@
 ROWS=${ROWS:-200000}
 RATE=${RATE:-1000}
 SECS=${SECS:-20}
-export PG_DURABLE=1
 if [ -n "${PROFILE:-}" ]; then
 	PG_OPTIONS="${PG_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements"
 	export PG_OPTIONS
 fi
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-# shellcheck source=tests/fake.sh
-. "$(dirname "$0")/../tests/fake.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || bail "no jq: run make deps"
-HZ=$(getconf CLK_TCK)
 WA_TOKEN=bench-token-$$
 WA_APP_SECRET=bench-secret
 export WA_TOKEN WA_APP_SECRET
 
-now() {
-	date +%s.%N
-}
-secs() {
-	echo "$(now) $1" | awk '{ printf "%.2f", $1 - $2 }'
-}
-# ticks PID: utime + stime of PID (and, with "all", of its reaped
-# children), in clock ticks.
-ticks() {
-	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
-	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
-	    2>/dev/null || echo 0
-}
-# pgticks: every process of the cluster, in clock ticks.
-pgticks() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
-	done
-	echo "$t"
-}
 # pgsnap FILE: the cluster's CPU by kind of process, in clock ticks:
 # "reaped" (ended backends and autovacuum workers, with the postmaster's
 # own), each background process by name, "backends" (live clients).
@@ -90,9 +64,6 @@ pgdiff() {
 	    END { for (k in b) if (b[k] - a[k] > 0)
 	    printf "    %-28s %6.1f us/msg\n", k, 1e6 * (b[k] - a[k]) / hz / n }' \
 	    "$T/pg.0" "$T/pg.1" | sort -k2 -n -r
-}
-lsn() {
-	sql "select pg_current_wal_lsn() - '0/0'"
 }
 # us TICKS N: microseconds per message.
 us() {
@@ -121,7 +92,7 @@ report() {
 	echo "  wa-fake-api       $(us $((fk1 - fk0)) "$1") us/msg"
 	[ -n "${wh:-}" ] && echo "  wa-webhook        $(us "$wht" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/wh.status") KiB"
 	[ -n "${in:-}" ] && echo "  wa-status-ingest  $(us "$int" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/in.status") KiB"
-	echo "  WAL               $(echo "$w0 $w1 $1" | awk '{ printf "%.0f", ($2 - $1) / $3 }') bytes/msg"
+	echo "  WAL               $(rate "$(wal_bytes "$w0" "$w1")" "$1") bytes/msg"
 	[ -n "${PROFILE:-}" ] && profile "$1"
 	rm -f "$T"/time.*
 }
@@ -151,20 +122,6 @@ campaign_for() {
 	    >/dev/null
 	echo "$c"
 }
-# apirate LOG BURST: messages per second the API saw, past the first burst.
-apirate() {
-	jq -r .t "$1" | sort -n | awk -v b="$2" '{ t[NR] = $1 }
-	    END { printf "%.0f", (NR - 1 - b) * 1000 / (t[NR] - t[b + 1]) }'
-}
-
-# pg_up: the throwaway cluster, with EXTRA_SQL (a schema variant to
-# measure, as in bench/cost.sh) applied after sql/schema.sql.
-pg_up() {
-	pg_start
-	if [ -n "${EXTRA_SQL:-}" ]; then
-		sql "$EXTRA_SQL" >/dev/null
-	fi
-}
 
 flat() {
 	pg_up
@@ -186,7 +143,7 @@ flat() {
 	n=$(sql "select count(*) from campaign_recipients
 	    where campaign_id = $c and status = 'sent'")
 	[ "$n" = "$ROWS" ] || bail "sent $n of $ROWS: $(tail -3 "$T/err")"
-	p=$(echo "$ROWS $t" | awk '{ printf "%.0f", $1 / $2 }')
+	p=$(rate "$ROWS" "$t")
 	echo "flat: $ROWS rows, fake API without latency, no webhooks;" \
 	    "$(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 	echo "  pipeline          $p msg/s ($t s; wall clock, machine shared)"
@@ -196,9 +153,9 @@ flat() {
 	# shellcheck disable=SC2002
 	cat "$T/requests" | timed wa-send-alone wa-send >"$T/out" 2>>"$T/err"
 	t=$(secs "$s")
-	a=$(echo "$ROWS $t" | awk '{ printf "%.0f", $1 / $2 }')
+	a=$(rate "$ROWS" "$t")
 	echo "  wa-send alone     $a msg/s ($t s; wall clock); pipeline" \
-	    "$(echo "$p $a" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of it"
+	    "$(pct "$p" "$a") of it"
 	awk -v n="$ROWS" '{ printf "  wa-send alone     %7.1f us/msg  max RSS %6d KiB\n", 1e6 * ($1 + $2) / n, $3 }' "$T/time.wa-send-alone"
 	rm -f "$T"/time.*
 	kill "$FAKE_PID"; wait "$FAKE_PID"

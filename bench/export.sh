@@ -11,9 +11,8 @@
 # reads here). Prints rows/s and max RSS.
 ROWS=${1:-1000000}
 ROUNDS=${ROUNDS:-3}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 c=$(campaign "$ROWS")
 small=$(campaign $((ROWS / 10)))
@@ -43,17 +42,11 @@ select="select phone, status, attempt as attempts, wamid, error_code,
     $(iso status_at) as status_at, template_params as params
     from campaign_recipients where campaign_id = $c order by phone"
 
-secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f\n", $1 - $2 }'
-}
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 # run NAME COMMAND...: one timed run to /dev/null; time and RSS to files.
 run() {
 	name=$1
 	shift
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss" "$@" >/dev/null || bail "$name failed"
 	secs "$s" >>"$T/$name.t"
 	cat "$T/rss" >>"$T/$name.rss"
@@ -77,7 +70,7 @@ wa-campaign export "$c" | cmp -s - "$T/psql.csv" ||
 for n in "psql:psql \\copy csv" "csv:wa-campaign export" \
     "ndjson:wa-campaign export --format ndjson"; do
 	f=${n%%:*}
-	t=$(median <"$T/$f.t")
+	t=$(median "$T/$f.t")
 	printf '%-40s %6s s  %7.0f rows/s  max RSS %s KiB (rounds: %s)\n' \
 	    "${n#*:}" "$t" "$(echo "$ROWS $t" | awk '{ print $1 / $2 }')" \
 	    "$(sort -n "$T/$f.rss" | tail -1)" "$(tr '\n' ' ' <"$T/$f.t")"

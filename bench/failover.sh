@@ -13,11 +13,8 @@
 # recipients the API accepted twice.
 TRIALS=${1:-3}
 ROWS=${2:-3000}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-# shellcheck source=tests/fake.sh
-. "$(dirname "$0")/../tests/fake.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 pipeline() {
 	{
@@ -69,8 +66,7 @@ while [ "$i" -lt "$TRIALS" ]; do
 	wa-reconcile -d "$PG_BOTH" -c "$c" --stale-after 0 \
 	    --unknown-after 0 >/dev/null
 	pipeline "$c"
-	twice=$(jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort |
-	    uniq -d | wc -l)
+	twice=$(accepted_twice "$FAKE_LOG")
 	printf '%-6s %-5s %-9s %12s %10s %12s\n' "$i" "${SYNC:-0}" \
 	    "${PARTITION:-0}" "$lag" "$lost" "$twice"
 	kill "$FAKE_PID"

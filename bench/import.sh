@@ -9,21 +9,10 @@
 # max RSS on a file a tenth the size, to show memory does not grow.
 ROWS=${1:-1000000}
 RUNS=${2:-3}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 
-# secs START: seconds since START (date +%s.%N).
-secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f", $1 - $2 }'
-}
-rate() {
-	echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'
-}
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 new_campaign() {
 	wa-campaign create --name bench --phone-number-id 106540352242922 \
 	    --template reminder
@@ -53,7 +42,7 @@ while [ "$i" -lt "$RUNS" ]; do
 	i=$((i + 1))
 	sql "truncate campaign_recipients, recipient_errors; checkpoint"
 	c=$(new_campaign)
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss" wa-campaign import "$c" "$T/rows.csv" \
 	    2>"$T/err" || bail "import failed: $(cat "$T/err")"
 	t=$(secs "$s")
@@ -64,7 +53,7 @@ while [ "$i" -lt "$RUNS" ]; do
 	sql "truncate campaign_recipients, recipient_errors; checkpoint"
 	c=$(new_campaign)
 	sed "s/^@/$c/" "$T/raw.csv" >"$T/raw-c.csv"
-	s=$(date +%s.%N)
+	s=$(now)
 	psql -X -q -v ON_ERROR_STOP=1 -c "\\copy campaign_recipients
 	    (campaign_id, phone, template_params) from '$T/raw-c.csv'
 	    with (format csv, header)" || bail "raw copy failed"
@@ -77,7 +66,7 @@ n=$(sql "select count(*) from campaign_recipients")
 
 # Every row again: all duplicates, nothing inserted.
 c=$(sql "select max(id) from campaigns")
-s=$(date +%s.%N)
+s=$(now)
 wa-campaign import "$c" "$T/rows.csv" 2>"$T/err"
 t_dup=$(secs "$s")
 grep -q "0 imported, $ROWS skipped" "$T/err" ||
@@ -86,11 +75,11 @@ grep -q "0 imported, $ROWS skipped" "$T/err" ||
 /usr/bin/time -f %M -o "$T/rss-small" wa-campaign import "$(new_campaign)" \
     "$T/small.csv" 2>/dev/null
 
-t_ours=$(median <"$T/ours")
-t_raw=$(median <"$T/raw")
+t_ours=$(median "$T/ours")
+t_raw=$(median "$T/raw")
 echo "import $ROWS rows (phone + 2 params), median of $RUNS runs"
 printf "  psql \\\\copy (raw, no checks)   %s s  %s rows/s\n" "$t_raw" "$(rate "$ROWS" "$t_raw")"
 echo "  wa-campaign import            $t_ours s  $(rate "$ROWS" "$t_ours") rows/s  max RSS $rss KiB"
-echo "  ratio                         $(echo "$t_raw $t_ours" | awk '{ printf "%.0f%%", 100 * $1 / $2 }')"
+echo "  ratio                         $(pct "$t_raw" "$t_ours")"
 echo "  same file again (all dups)    $t_dup s  $(rate "$ROWS" "$t_dup") rows/s"
 echo "  max RSS, $((ROWS / 10)) rows         $(cat "$T/rss-small") KiB"

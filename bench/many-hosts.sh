@@ -10,11 +10,8 @@
 ROWS=${ROWS:-6000}
 RATE=${RATE:-500}
 BURST=10
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-# shellcheck source=tests/fake.sh
-. "$(dirname "$0")/../tests/fake.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 host() {
 	mkdir -p "$T/host-$1"
@@ -41,13 +38,10 @@ for n in "$@"; do
 	done
 	# shellcheck disable=SC2086
 	wait $pids
-	rate=$(jq -r .t "$FAKE_LOG" | sort -n | awk -v b="$BURST" '
-	    { t[NR] = $1 }
-	    END { printf "%.1f", (NR - 1 - b) * 1000 / (t[NR] - t[b + 1]) }')
+	rate=$(apirate "$FAKE_LOG" "$BURST" 1)
 	per=$(for f in "$T"/out.*; do wc -l <"$f"; done | paste -sd/ -)
 	dup=$(cat "$T"/out.* | jq -r .id | sort | uniq -d | wc -l)
-	twice=$(jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort |
-	    uniq -d | wc -l)
+	twice=$(accepted_twice "$FAKE_LOG")
 	printf '%-5s %8s %8s %7s %-24s %8s %8s\n' "$n" "$ROWS" "$rate" \
 	    "$(awk -v r="$rate" -v R="$RATE" 'BEGIN { printf "%.4f", r / R }')" \
 	    "$per" "$dup" "$twice"

@@ -18,39 +18,18 @@
 # what is measured is the cost, not the guarantees.
 CAMPAIGNS=${1:-50}
 ROWS=${2:-20000}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
-HZ=$(getconf CLK_TCK)
 
-ticks() {
-	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
-	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
-	    2>/dev/null || echo 0
-}
-pgticks() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
-	done
-	echo "$t"
-}
-lsn() {
-	sql "select pg_current_wal_lsn()"
-}
 # measure LABEL N CMD...: wall time, Postgres CPU per row and WAL per row
 # of CMD over N rows.
 measure() {
 	l=$1 n=$2
 	shift 2
-	sql "checkpoint" >/dev/null
-	l0=$(lsn) p0=$(pgticks) s=$(date +%s.%N)
+	pg_mark
 	"$@"
-	e=$(echo "$(date +%s.%N) $s" | awk '{ printf "%.2f", $1 - $2 }')
-	l1=$(lsn) p1=$(pgticks)
-	w=$(sql "select pg_wal_lsn_diff('$l1', '$l0')")
+	pg_took
 	echo "$n $e $((p1 - p0)) $w $HZ" | awk -v l="$l" '{
 	    printf "  %-32s %8.3f s  postgres %7.1f us/row  WAL %6.0f" \
 	    " bytes/row\n", l, $2, 1e6 * $3 / $5 / $1, $4 / $1 }' >&7
@@ -105,21 +84,13 @@ run() {
 	export PGOPTIONS
 	measure "$1: claim (-n 500)" "$ROWS" \
 	    sh -c "wa-claim -c $2 --once -n 500 >'$T/req' 2>>'$T/err'"
-	jq -c '{id, attempt, result: {outcome: "sent", wamid: ("wamid.x" +
-	    (.id | tostring)), http_status: 200, latency_ms: 200}}' \
-	    "$T/req" >"$T/res"
+	sent_results "$T/req" wamid.x >"$T/res"
 	measure "$1: record (-n 500)" "$ROWS" \
 	    sh -c "wa-record -n 500 <'$T/res' >/dev/null"
 	rm -rf "$T/spool.$1"
 	mkdir "$T/spool.$1"
 	jq -r '.id' "$T/req" | awk '{ print $1, "delivered"; print $1, "read" }' |
-	    awk '
-	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
-	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"1\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
-	  else b = b ","
-	  b = b sprintf("{\"id\":\"wamid.x%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", $1, $2, 1750000000 + NR, $1 % 10000000, $1)
-	  if (++k == 100) flush() }
-	END { flush() }' >"$T/spool.$1/0000000000000001.ndjson"
+	    spool_statuses wamid.x 1 wrap >"$T/spool.$1/0000000000000001.ndjson"
 	measure "$1: statuses (2/row, -n 1000)" "$ROWS" \
 	    wa-status-ingest --follow "$T/spool.$1" --once -n 1000
 	n=$(sql "select count(*) from campaign_recipients where

@@ -17,9 +17,8 @@
 # durability.
 ROWS=${1:-1000000}
 ROUNDS=${ROUNDS:-3}
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 [ -f "$TOP/build/libwa.a" ] || bail "build first: make"
 pg_start
 
@@ -81,12 +80,6 @@ sql "vacuum analyze" >/dev/null
 echo "campaign $c: $ROWS rows made in $(($(date +%s) - s)) s;" \
     "$(nproc) cores; PostgreSQL $(sql 'show server_version')"
 
-secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f", $1 - $2 }'
-}
-median() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 psql_arm() {
 	{
 		cat "$T/prepare.sql"
@@ -101,16 +94,16 @@ psql_arm() {
 psql_arm
 wa-campaign report --json "$c" >/dev/null
 for round in $(seq "$ROUNDS"); do
-	s=$(date +%s.%N)
+	s=$(now)
 	psql_arm
 	a=$(secs "$s")
 	echo "$a" >>"$T/a"
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss-json" wa-campaign report --json "$c" \
 	    >"$T/report.json"
 	b=$(secs "$s")
 	echo "$b" >>"$T/b"
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss-html" wa-campaign report "$c" \
 	    >"$T/report.html"
 	h=$(secs "$s")

@@ -10,16 +10,12 @@
 # Prints the seconds and rows/s of each side and the ratio.
 ROWS=${1:-200000}
 BATCH=500
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 
 PER=$((ROWS / 4))
 N=$(((PER + BATCH - 1) / BATCH))
-now() {
-	date +%s.%N
-}
 # run FILE: seconds psql takes over FILE.
 run() {
 	s=$(now)
@@ -37,13 +33,7 @@ stmts() {
 }
 # round CAMPAIGN_RAW CAMPAIGN_OURS: prints the two times.
 round() {
-	stmts r "UPDATE campaign_recipients r SET status = 'sending',
-	    attempt = r.attempt + 1, claimed_at = now() FROM campaigns c
-	    WHERE r.id = ANY(ARRAY(SELECT id FROM campaign_recipients
-	    WHERE campaign_id = $1 AND phase = 0 AND status = 'pending'
-	    AND next_attempt_at <= now() ORDER BY next_attempt_at
-	    LIMIT $BATCH FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
-	    AND c.state = 'running'
+	stmts r "$(claim_update "$1" "$BATCH")
 	    RETURNING r.id, r.attempt, r.phone, r.template_params" >"$T/raw.sql"
 	stmts f "SELECT * FROM wapipe_claim($2, $BATCH)" >"$T/ours.sql"
 	echo "$(run "$T/raw.sql") $(run "$T/ours.sql")"
@@ -66,10 +56,9 @@ case_() {
 		sql "delete from limit_contacts" >/dev/null
 		k=$((k + 1))
 	done
-	echo "$1: raw claim $raw s ($(echo "$ROWS $raw" |
-	    awk '{ printf "%.0f", $1 / $2 }') rows/s), wapipe_claim $ours s" \
-	    "($(echo "$ROWS $ours" | awk '{ printf "%.0f", $1 / $2 }') rows/s)," \
-	    "$(echo "$raw $ours" | awk '{ printf "%.0f%%", 100 * $1 / $2 }')"
+	echo "$1: raw claim $raw s ($(rate "$ROWS" "$raw") rows/s)," \
+	    "wapipe_claim $ours s ($(rate "$ROWS" "$ours") rows/s)," \
+	    "$(pct "$raw" "$ours")"
 }
 
 case_ "no rule in force" 1001

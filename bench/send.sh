@@ -12,10 +12,8 @@
 #    share of one core, and max RSS.
 REQUESTS=${1:-50000}
 SECONDS_AT_RATE=${2:-12}
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-# shellcheck source=tests/fake.sh
-. "$(dirname "$0")/../tests/fake.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 for p in wrk jq; do
 	command -v "$p" >/dev/null || bail "no $p: run make deps"
 done
@@ -24,9 +22,6 @@ done
 requests() {
 	awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++)
 		printf "{\"id\":%d,\"campaign_id\":1,\"attempt\":1,\"phone_number_id\":\"106540352242922\",\"to\":\"+1555%07d\",\"template\":{\"name\":\"reminder\",\"language\":\"en_US\",\"params\":[\"Ana\",\"12 Dec\"]}}\n", i, i }'
-}
-secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f", $1 - $2 }'
 }
 # metric NAME: a value from wa-send's --metrics file.
 metric() {
@@ -58,7 +53,7 @@ requests "$REQUESTS" >"$T/in"
 # Three rounds each, taking turns, so that a busy moment on the machine
 # hurts all; the medians are printed.
 for round in 1 2 3; do
-	s=$(date +%s.%N)
+	s=$(now)
 	curl -K "$T/curl.cfg" >/dev/null || bail "curl --parallel failed"
 	echo "$REQUESTS $(secs "$s")" | awk '{ printf "%.0f\n", $1 / $2 }' \
 	    >>"$T/r_curl"
@@ -66,7 +61,7 @@ for round in 1 2 3; do
 	    "$WA_API_BASE/106540352242922/messages" >"$T/wrk" 2>&1 ||
 	    bail "wrk failed: $(cat "$T/wrk")"
 	awk '/^Requests\/sec:/ { printf "%.0f\n", $2 }' "$T/wrk" >>"$T/r_wrk"
-	s=$(date +%s.%N)
+	s=$(now)
 	# A pipe, as in the pipeline (a file would be read another way).
 	# shellcheck disable=SC2002
 	cat "$T/in" | /usr/bin/time -f '%U %S %M' -o "$T/time.$round" \
@@ -88,14 +83,14 @@ echo "  wrk -t 2 -c 64 (5 s)    $r_wrk req/s  (median of $(tr '\n' ' ' <"$T/r_wr
 echo "  curl --parallel-max 64  $r_curl req/s  (median of $(tr '\n' ' ' <"$T/r_curl"| sed 's/ $//'))"
 echo "  wa-send -j 64           $r_send req/s  (median of $(cut -d' ' -f1 "$T/r_send" | tr '\n' ' ' | sed 's/ $//'))"
 echo "                          that run: $t s, CPU $u user + $sy sys s, max RSS $rss KiB"
-echo "  ratio                   $(echo "$r_send $r_wrk" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of wrk, $(echo "$r_send $r_curl" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of curl --parallel"
+echo "  ratio                   $(pct "$r_send" "$r_wrk") of wrk, $(pct "$r_send" "$r_curl") of curl --parallel"
 fake_stop
 
 # 2. 1,000 msg/s at 250 ms.
 fake_start --rate 0 --pair-ms 0 --latency-ms 250 --threads 2
 n=$((SECONDS_AT_RATE * 1000))
 requests "$n" >"$T/in"
-s=$(date +%s.%N)
+s=$(now)
 wa-throttle -r 1000 <"$T/in" | /usr/bin/time -f '%U %S %M' -o "$T/time" \
     wa-send --metrics "$T/metrics" >"$T/out"
 t=$(secs "$s")
@@ -103,7 +98,7 @@ sent=$(jq -r .result.outcome "$T/out" | grep -c '^sent$')
 [ "$sent" = "$n" ] || bail "sent $sent of $n"
 read -r u sy rss <"$T/time"
 echo "250 ms latency: $n requests fed at 1,000 lines/s (wa-throttle -r 1000)"
-echo "  achieved                $(echo "$n $t" | awk '{ printf "%.0f", $1 / $2 }') msg/s over $t s"
+echo "  achieved                $(rate "$n" "$t") msg/s over $t s"
 echo "  latency                 $(echo "$(metric wa_send_latency_seconds_sum) $n" | awk '{ printf "%.0f", 1000 * $1 / $2 }') ms mean"
 echo "  in flight               max $(metric wa_send_in_flight_max), mean $(echo "$(metric wa_send_latency_seconds_sum) $t" | awk '{ printf "%.0f", $1 / $2 }')"
 echo "  CPU                     $u user + $sy sys s = $(echo "$u $sy $n" | awk '{ printf "%.1f", 1e6 * ($1 + $2) / $3 }') us/msg, $(echo "$u $sy $t" | awk '{ printf "%.1f%%", 100 * ($1 + $2) / $3 }') of a core"

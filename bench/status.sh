@@ -22,20 +22,13 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 BATCH=1000
 PER_BODY=100
-export PG_DURABLE=1
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
 campaign "$ROWS" >/dev/null
 sql "update campaign_recipients set status = 'sent', attempt = 1,
     wamid = 'wamid.HBgL' || md5(id::text)" >/dev/null
 
-secs() {
-	echo "$(date +%s.%N) $1" | awk '{ printf "%.2f", $1 - $2 }'
-}
-rate() {
-	echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'
-}
 reset() {
 	sql "update campaign_recipients set status = 'sent', status_at = null
 	    where status <> 'sent'; truncate unmatched_statuses,
@@ -85,27 +78,28 @@ head -n "$NAIVE" "$T/stream" | awk '{ printf "UPDATE campaign_recipients SET sta
 echo "wa-status-ingest: $total statuses, $PER_BODY per body, batches of $BATCH; $(nproc) cores"
 for round in $(seq "$ROUNDS"); do
 	reset
-	s=$(date +%s.%N)
+	s=$(now)
 	psql -X -q -f "$T/batched.sql" >/dev/null
 	t=$(secs "$s")
 	a=$(rate "$total" "$t")
 	echo "  round $round (a) psql, batched UPDATE ... FROM unnest: $t s, $a statuses/s"
 	reset
-	s=$(date +%s.%N)
+	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss" wa-status-ingest --follow "$T/spool" \
 	    --once -n "$BATCH" --metrics "$T/ingest.prom"
 	t=$(secs "$s")
 	i=$(rate "$total" "$t")
 	n=$(sql "select count(*) from campaign_recipients where status = 'read'")
 	[ "$n" = "$ROWS" ] || bail "only $n rows read"
-	echo "  round $round wa-status-ingest --follow: $t s, $i statuses/s ($(echo "$i $a" | awk '{ printf "%.0f%%", 100 * $1 / $2 }') of (a)), max RSS $(cat "$T/rss") KiB"
+	echo "  round $round wa-status-ingest --follow: $t s, $i statuses/s ($(pct "$i" "$a") of (a)), max RSS $(cat "$T/rss") KiB"
 	echo "$i $a" | awk '{ print $1 / $2 }' >>"$T/ratios"
 	echo "$i" >>"$T/rates"
 done
-echo "  median: wa-status-ingest $(sort -n "$T/rates" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') statuses/s, $(sort -n "$T/ratios" | awk '{ v[NR] = $1 } END { printf "%.0f%%", 100 * v[int((NR + 1) / 2)] }') of (a)"
-i=$(sort -n "$T/rates" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+i=$(median "$T/rates")
+echo "  median: wa-status-ingest $i statuses/s, $(median "$T/ratios" |
+    awk '{ printf "%.0f%%", 100 * $1 }') of (a)"
 reset
-s=$(date +%s.%N)
+s=$(now)
 psql -X -q -f "$T/naive.sql" >/dev/null
 t=$(secs "$s")
 b=$(rate "$NAIVE" "$t")

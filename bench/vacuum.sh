@@ -7,40 +7,18 @@
 # VACUUM's wall time, Postgres CPU and WAL. Scaled to a 14.7 M-row
 # campaign in bench/RESULTS.md. Default durability (PG_DURABLE=1).
 ROWS=${1:-200000}
-export PG_DURABLE=1
 PG_OPTIONS="-c autovacuum=off"
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pg_start
-HZ=$(getconf CLK_TCK)
-ticks() {
-	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
-	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
-	    2>/dev/null || echo 0
-}
-pgticks() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
-	done
-	echo "$t"
-}
 c=$(campaign "$ROWS")
 sql "vacuum analyze" >/dev/null
 wa-claim -c "$c" --once -n 500 >"$T/requests" 2>/dev/null
-jq -c '{id, attempt, result: {outcome: "sent", wamid: ("wamid.HBgL" +
-    (.id | tostring)), http_status: 200, latency_ms: 200}}' \
-    "$T/requests" | wa-record -n 500 >/dev/null
+sent_results "$T/requests" | wa-record -n 500 >/dev/null
 mkdir "$T/spool"
 jq -r .id "$T/requests" | awk '{ print $1, "sent"; print $1, "delivered"
-	if ($1 % 5 < 3) print $1, "read" }' | awk '
-	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
-	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"1\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
-	  else b = b ","
-	  b = b sprintf("{\"id\":\"wamid.HBgL%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", $1, $2, 1750000000 + NR, $1, $1)
-	  if (++k == 100) flush() }
-	END { flush() }' >"$T/spool/0000000000000001.ndjson"
+	if ($1 % 5 < 3) print $1, "read" }' |
+    spool_statuses wamid.HBgL 1 >"$T/spool/0000000000000001.ndjson"
 wa-status-ingest --follow "$T/spool" --once -n 1000
 sql "select pg_stat_force_next_flush()" >/dev/null 2>&1
 sleep 1	# the statistics collector's last report (not a synchronisation)
@@ -53,14 +31,13 @@ sql "select n_tup_upd, n_tup_hot_upd, n_dead_tup,
     awk -F'|' -v n="$ROWS" '{ printf "  %d updates (%.2f/row), %d HOT;" \
     " %d dead tuples left (%.2f/row); table %s, indexes %s\n",
     $1, $1 / n, $2, $3, $3 / n, $4, $5 }'
-sql "checkpoint" >/dev/null
-l0=$(sql "select pg_current_wal_lsn()") p0=$(pgticks) s=$(date +%s.%N)
+pg_mark
 sql "vacuum (verbose) campaign_recipients" 2>"$T/verbose" >/dev/null
-e=$(echo "$(date +%s.%N) $s" | awk '{ printf "%.2f", $1 - $2 }')
+e=$(secs "$s")
 p1=$(pgticks)
-w=$(sql "select pg_wal_lsn_diff(pg_current_wal_lsn(), '$l0')")
+w=$(wal_bytes "$l0")
 echo "  VACUUM: $e s (wall), postgres $(echo "$p0 $p1 $HZ" |
     awk '{ printf "%.2f", ($2 - $1) / $3 }') s CPU, WAL $((w / 1024)) KiB" \
-    "($(echo "$w $ROWS" | awk '{ printf "%.0f", $1 / $2 }') bytes/row)"
+    "($(rate "$w" "$ROWS") bytes/row)"
 grep -E 'tuples:|pages:|index scans|WAL usage|avg read' "$T/verbose" |
     sed 's/^INFO: *//; s/^/    /'

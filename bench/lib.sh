@@ -1,0 +1,158 @@
+# shellcheck shell=sh
+# bench/lib.sh: sourced by the benchmarks that use tests/lib.sh (a
+# throwaway Postgres, wa-fake-api): what they would otherwise each carry.
+# Reads tests/lib.sh and tests/fake.sh (their temp dir $T, pg_start, sql,
+# campaign, fake_start, bail, ...), /proc and the cluster's WAL position;
+# writes nothing of its own. Postgres gets its default durability
+# (PG_DURABLE=1); PG_OPTIONS, set before, adds settings.
+#
+#   # shellcheck source=bench/lib.sh
+#   . "$(dirname "$0")/lib.sh"
+#   pg_start
+
+export PG_DURABLE=1
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../tests/lib.sh"
+# shellcheck source=tests/fake.sh
+. "$TOP/tests/fake.sh"
+
+# pg_up: pg_start, then EXTRA_SQL (a schema variant to measure) applied
+# after sql/schema.sql.
+pg_up() {
+	pg_start
+	if [ -n "${EXTRA_SQL:-}" ]; then
+		sql "$EXTRA_SQL" >/dev/null
+	fi
+}
+
+# Time and rates, as the benchmarks print them.
+
+# now: the time, in seconds and nanoseconds.
+now() {
+	date +%s.%N
+}
+# secs START: seconds since START (a now), to 1/100 s.
+secs() {
+	echo "$(now) $1" | awk '{ printf "%.2f\n", $1 - $2 }'
+}
+# rate A B: A / B, to a whole number (rows/s, bytes/row, ...).
+rate() {
+	echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'
+}
+# pct A B: A as a whole percentage of B ("87%").
+pct() {
+	echo "$1 $2" | awk '{ printf "%.0f%%", 100 * $1 / $2 }'
+}
+# median [FILE]: the median of the numbers in FILE (or standard input),
+# one a line.
+median() {
+	sort -n "$@" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# CPU, from /proc: robust to what else the machine runs.
+
+# HZ: clock ticks a second, what ticks and pgticks count in.
+# shellcheck disable=SC2034	# used by the scripts that source this
+HZ=$(getconf CLK_TCK)
+# ticks PID [all]: utime + stime of PID (and, with "all", of its reaped
+# children), in clock ticks; 0 if PID is gone.
+ticks() {
+	awk -v all="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13
+	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
+	    2>/dev/null || echo 0
+}
+# pgticks: every process of the cluster (the postmaster with its reaped
+# children, and its live children), in clock ticks.
+pgticks() {
+	pm=$(head -1 "$PGDATA/postmaster.pid")
+	t=$(ticks "$pm" all)
+	for p in $(pgrep -P "$pm"); do
+		t=$((t + $(ticks "$p")))
+	done
+	echo "$t"
+}
+
+# WAL.
+
+# lsn: the cluster's current WAL position (as 0/1A2B3C4).
+lsn() {
+	sql "select pg_current_wal_lsn()"
+}
+# wal_bytes FROM [TO]: bytes of WAL from position FROM to TO (default:
+# the current position).
+wal_bytes() {
+	if [ $# -gt 1 ]; then w_to="'$2'"; else w_to="pg_current_wal_lsn()"; fi
+	sql "select pg_wal_lsn_diff($w_to, '$1')"
+}
+
+# A step measured: what it took in wall time, Postgres CPU and WAL.
+
+# pg_mark: a CHECKPOINT (so that each measurement starts with the same
+# full page images to write), then its start: l0 (WAL position), p0
+# (Postgres ticks) and s (the time).
+# shellcheck disable=SC2034	# used by the scripts that source this
+pg_mark() {
+	sql "checkpoint" >/dev/null
+	l0=$(lsn) p0=$(pgticks)
+	s=$(now)
+}
+# pg_took: its end, after pg_mark: e (wall seconds), l1 (WAL position),
+# p1 (Postgres ticks) and w (WAL bytes since l0).
+# shellcheck disable=SC2034	# used by the scripts that source this
+pg_took() {
+	e=$(secs "$s")
+	l1=$(lsn) p1=$(pgticks)
+	w=$(wal_bytes "$l0" "$l1")
+}
+
+# What the benchmarks feed Postgres.
+
+# claim_update CAMPAIGN LIMIT: the raw claim, the UPDATE wa-claim ran
+# before wapipe_claim: up to LIMIT due pending rows of CAMPAIGN set
+# sending, if it is running.
+claim_update() {
+	echo "UPDATE campaign_recipients r SET status = 'sending',
+	    attempt = r.attempt + 1, claimed_at = now() FROM campaigns c
+	    WHERE r.id = ANY(ARRAY(SELECT id FROM campaign_recipients
+	    WHERE campaign_id = $1 AND phase = 0 AND status = 'pending'
+	    AND next_attempt_at <= now() ORDER BY next_attempt_at
+	    LIMIT $2 FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
+	    AND c.state = 'running'"
+}
+# sent_results FILE [WAMID]: for each send request in FILE (as wa-claim
+# writes them), the result wa-send would write had the API accepted it:
+# wamid WAMID (default wamid.HBgL) followed by the row's id.
+sent_results() {
+	jq -c --arg w "${2:-wamid.HBgL}" '{id, attempt, result: {outcome:
+	    "sent", wamid: ($w + (.id | tostring)), http_status: 200,
+	    latency_ms: 200}}' "$1"
+}
+# spool_statuses WAMID ENTRY [wrap]: lines "ID STATUS" on standard input
+# as webhook bodies, one a line as wa-webhook spools them, 100 statuses
+# each: entry ENTRY; each status of message WAMID followed by ID, at
+# 1750000000 + its line number, from +1555 and ID in seven digits (with
+# "wrap", ID's last seven: ids past 9,999,999), callback wapipe:ID:1.
+spool_statuses() {
+	awk -v wamid="$1" -v entry="$2" -v wrap="${3:-}" '
+	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
+	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"" entry "\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
+	  else b = b ","
+	  b = b sprintf("{\"id\":\"%s%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", wamid, $1, $2, 1750000000 + NR, wrap == "" ? $1 : $1 % 10000000, $1)
+	  if (++k == 100) flush() }
+	END { flush() }'
+}
+
+# What wa-fake-api saw, from its request log (tests/fake.sh's FAKE_LOG).
+
+# apirate LOG BURST [DECIMALS]: the messages a second the API saw past
+# the first BURST, to DECIMALS places (default 0).
+apirate() {
+	jq -r .t "$1" | sort -n | awk -v b="$2" -v d="${3:-0}" '
+	    { t[NR] = $1 }
+	    END { printf("%." d "f", (NR - 1 - b) * 1000 / (t[NR] - t[b + 1])) }'
+}
+# accepted_twice LOG: how many recipients the API accepted more than one
+# message for.
+accepted_twice() {
+	jq -r 'select(.wamid != null) | .to' "$1" | sort | uniq -d | wc -l
+}
