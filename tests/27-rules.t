@@ -248,4 +248,18 @@ wait "$claimer"
 is "$?" 75 "SIGINT: 75"
 is "$(count "campaign_id = $k and status = 'sending'")" 300 \
     "each row claimed once, none lost"
+# A list saved with a byte order mark and CRLF, as a spreadsheet saves
+# it: the first number is not lost, nor a one-column header.
+printf '\357\273\277+15550007001\r\n+15550007002\r\n' >"$T/bom.txt"
+wa-campaign suppress import --phone-number-id 998 "$T/bom.txt" \
+    >"$T/out" 2>"$T/err"
+is "$?:$(cat "$T/out")" "0:2" "a BOM before the first number: both added"
+printf '\357\273\277phone\r\n+15550007003\r\n' >"$T/bom.csv"
+wa-campaign suppress import --phone-number-id 998 "$T/bom.csv" \
+    >"$T/out" 2>"$T/err"
+is "$?:$(cat "$T/out")" "0:1" "a BOM before a phone header: the header read"
+is "$(wa-campaign suppress list --json --phone-number-id 998 |
+    jq -r .phone | tr '\n' ' ')" "+15550007001 +15550007002 +15550007003 " \
+    "the three are suppressed"
+
 done_testing

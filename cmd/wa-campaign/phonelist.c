@@ -2,8 +2,9 @@
  * phonelist.c: a file of phone numbers read into a Postgres array
  * literal, for wa-campaign requeue --phones and suppress import. Reads
  * the file with the import's reader (records/import.c), so a CSV export
- * or NDJSON rows work as well as one number per line; writes bad lines to
- * the reject file with their line number and why.
+ * or NDJSON rows work as well as one number per line (a byte order mark
+ * and '\r' before '\n' passed over, as a spreadsheet saves them); writes
+ * bad lines to the reject file with their line number and why.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -60,6 +61,12 @@ phone_list(const char *path, const char *cc, const char *reject,
 		if (ret != WA_LINE)
 			continue;
 		/* Blank lines and bad bytes were passed over or rejected. */
+		if (mode == 0 && rec.len >= 3 &&
+		    memcmp(rec.line, "\xef\xbb\xbf", 3) == 0) {
+			/* A byte order mark: no part of the first line. */
+			rec.line += 3;
+			rec.len -= 3;
+		}
 		if (mode == 0)
 			mode = headed(rec.line, rec.len) ? 2 : 1;
 		err = NULL;
