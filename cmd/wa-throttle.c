@@ -105,9 +105,9 @@ usage(FILE *f, int status)
 	    "                  [--metrics file [--metrics-label name=value]]\n"
 	    "                  [--cluster [-d conninfo] [--lease-ms ms] "
 	    "[--pg-timeout secs]]\n"
-	    "       wa-throttle --number id [--set-rate rate [-b burst] "
-	    "[--create]]\n"
-	    "                  [--pause ms] [--set-reserve percent] "
+	    "       wa-throttle --number id [--set-rate rate [-b burst]] "
+	    "[--pause ms]\n"
+	    "                  [--set-reserve percent] [--create] "
 	    "[--cluster [-d conninfo]]\n"
 	    "       wa-throttle --show [--number id] "
 	    "[--cluster [-d conninfo]]\n"
@@ -430,6 +430,16 @@ control(void)
 			    "pipelines'?)", wa_state_dir());
 		return EX_USAGE;
 	}
+	if (opt.pause_ms > 0 && !there && !opt.create) {
+		wa_warn("number %s has no bucket on %s, so no pipeline draws "
+		    "from it: check the number, or add --create to pause it "
+		    "before any starts", opt.number, cluster ? "the cluster" :
+		    "this host");
+		if (cluster == NULL)
+			wa_warn("(looked in %s: is WA_STATE_DIR the "
+			    "pipelines'?)", wa_state_dir());
+		return EX_USAGE;
+	}
 	nb = number(opt.number);
 	if (opt.set_rate > 0) {
 		if (wa_lease_set_rate(nb->l, opt.set_rate, opt.burst) < 0)
@@ -522,8 +532,8 @@ mode(void)
 		    "--set-reserve");
 		usage(stderr, EX_USAGE);
 	}
-	if (opt.create && !opt.set_rate) {
-		wa_warn("--create goes with --set-rate");
+	if (opt.create && !opt.set_rate && !opt.pause_ms) {
+		wa_warn("--create goes with --set-rate or --pause");
 		usage(stderr, EX_USAGE);
 	}
 	if (opt.show && (opt.pause_ms || opt.set_rate || opt.reserve >= 0)) {

@@ -138,7 +138,7 @@ fresh
 mkfifo "$T/fifo"
 exec 3<>"$T/fifo"
 gen 10 >&3
-wa-throttle --pause 3600000 --number "$NUM"
+wa-throttle --pause 3600000 --create --number "$NUM"
 wa-throttle --metrics "$T/m" <"$T/fifo" >"$T/out" 2>"$T/err" 3>&- &
 pa=$!
 cpu() { awk '{ print $14 + $15 }' "/proc/$pa/stat"; }
@@ -172,7 +172,7 @@ like "$(cat "$T/err")" 'stopping: the lines left go on without a token' \
 # The input does not end (a stage before it was not stopped): it waits 2
 # s for the end, then leaves the rest in the pipe.
 fresh
-wa-throttle --pause 3600000 --number "$NUM"
+wa-throttle --pause 3600000 --create --number "$NUM"
 mkfifo "$T/fifo2"
 exec 3<>"$T/fifo2"
 gen 3 >&3
@@ -206,6 +206,17 @@ for r in 0 -5 abc 1e99 ''; do
 done
 exits 64 '--set-rate 0' wa-throttle --set-rate 0 --number "$NUM" 2>/dev/null
 exits 64 '--pause needs --number' wa-throttle --pause 10 2>/dev/null
+# A mistyped number: the pause would hold nothing, so it is refused
+# unless --create says to make the bucket.
+wa-throttle --pause 60000 --number 999000111 2>"$T/err"
+is "$?" 64 "--pause of a number with no bucket: 64"
+like "$(cat "$T/err")" "number 999000111 has no bucket on this host" \
+    "... and says so"
+ok "... and makes none" test ! -e "$WA_STATE_DIR/bucket-999000111"
+exits 0 "--pause --create makes it paused" \
+    wa-throttle --pause 60000 --create --number 999000111 2>/dev/null
+like "$(wa-throttle --show --number 999000111 | tail -1)" \
+    '^999000111 .* 20[0-9-]+T[0-9:]+Z ' "... paused"
 exits 64 'a bad --number' wa-throttle --number 'a/b' </dev/null 2>/dev/null
 ok '--help' sh -c 'wa-throttle --help | grep -q "^usage: wa-throttle"'
 like "$(wa-throttle --version)" '^wa-throttle \(wapipe\) ' '--version'
