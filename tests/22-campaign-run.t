@@ -113,6 +113,17 @@ like "$(cat "$T/err")" "wa-campaign: campaign $c (halted|is paused): .*132001" \
 is "$(count sending)" 0 "no row is left sending"
 fake_stop
 
+# No token: 78 at once, saying so, before any stage runs or any sleep.
+fake_start --rate 0 --latency-ms 5
+c=$(campaign 3)
+env -u WA_TOKEN -u WA_TOKEN_FILE wa-campaign run "$c" 2>"$T/err"
+is "$?" 78 "run without a token: 78"
+like "$(cat "$T/err")" "no API token" "says so"
+is "$(count pending)" 3 "no row was claimed"
+WA_TOKEN_FILE=$T/no-such-file wa-campaign run "$c" 2>"$T/err"
+is "$?" 78 "a token file that cannot be read: 78"
+fake_stop
+
 # Rows never sent, suppressed or expired, are counted as such at the end,
 # not as sent.
 fake_start --rate 0 --latency-ms 5

@@ -33,10 +33,11 @@
  * Exits 0 when the campaign is completed; 75 when it is paused, halted,
  * not started, or stopped by a signal; 77 when it is cancelled; 69 when
  * Postgres or the API stays down; 76 when rows are left that neither
- * the pipeline nor wa-reconcile can settle within --settle-max; a
- * stage's own status when it fails otherwise (65, 74, 78...), 70 when
- * one is killed; 64 on a usage error; with --dry-run 0, or 65 when a row
- * would be refused.
+ * the pipeline nor wa-reconcile can settle within --settle-max; 78 at
+ * once without an API token (WA_TOKEN_FILE or WA_TOKEN), as wa-send
+ * would; a stage's own status when it fails otherwise (the most
+ * downstream one's: 65, 74, 78...), 70 when one is killed; 64 on a
+ * usage error; with --dry-run 0, or 65 when a row would be refused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -401,7 +402,8 @@ pipeline(void)
 		}
 	if (st[CLAIM] == EX_NOPERM)
 		return EX_NOPERM;
-	for (i = THROTTLE; i <= RECORD; i++)
+	/* Downstream first: a stage whose reader died exits 74 for it. */
+	for (i = RECORD; i >= THROTTLE; i--)
 		if (st[i] != 0) {
 			wa_warn("%s %s %d", names[i], st[i] > 127 ?
 			    "was killed by signal" : "exited",
@@ -598,6 +600,23 @@ dry_run(void)
 	return bad > 0 ? EX_DATAERR : 0;
 }
 
+/*
+ * wa-send's token, looked for before the first round: a missing one is
+ * 78 at once, not a stage's failure after a sleep until retries are due.
+ */
+static void
+token(void)
+{
+	const char *file = getenv("WA_TOKEN_FILE"), *tok = getenv("WA_TOKEN");
+
+	if (file != NULL && *file != '\0') {
+		if (access(file, R_OK) < 0)
+			wa_die(EX_CONFIG, "WA_TOKEN_FILE: %s:", file);
+	} else if (tok == NULL || *tok == '\0')
+		wa_die(EX_CONFIG, "no API token: set WA_TOKEN_FILE or "
+		    "WA_TOKEN");
+}
+
 int
 cmd_run(struct opts *o)
 {
@@ -708,6 +727,7 @@ cmd_run(struct opts *o)
 	if (opt.dry)
 		ret = dry_run();
 	else {
+		token();
 		tty = isatty(STDERR_FILENO);
 		if (tty) {
 			/* Stages talk to us through a pipe: no times. */
