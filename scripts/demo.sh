@@ -1,7 +1,8 @@
 #!/bin/sh
 # demo.sh: a whole campaign, from import to report.
 #
-# The embedded default (no API token in the environment): a throwaway
+# The embedded default (no recipients file named; an API token in the
+# environment is left alone and not used): a throwaway
 # Postgres, wa-fake-api standing in for Meta (80/s limit, ~250 ms latency,
 # some failures, signed status webhooks), wa-webhook and wa-status-ingest
 # for the statuses; a campaign of DEMO_RECIPIENTS (3000) made-up numbers
@@ -9,7 +10,8 @@
 # wa-reconcile for the stragglers, reruns for retries); the report;
 # everything removed at the end.
 #
-# A real campaign: set WA_TOKEN or WA_TOKEN_FILE, Postgres (DATABASE_URL
+# A real campaign, when a recipients file is named: set WA_TOKEN or
+# WA_TOKEN_FILE, Postgres (DATABASE_URL
 # or PG*, schema loaded), WA_PHONE_NUMBER_ID, WA_TEMPLATE (and
 # WA_TEMPLATE_LANG, default en_US), and name the recipients' CSV:
 #   scripts/demo.sh recipients.csv
@@ -60,6 +62,7 @@ embedded() {
 	pgtmp_start "$D/pg" || die "no Postgres"
 	psql -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null ||
 	    die "schema did not load"
+	unset WA_TOKEN_FILE WA_APP_SECRET_FILE
 	WA_TOKEN=demo-token-$$
 	WA_APP_SECRET=demo-secret-$$
 	WA_STATE_DIR=$D/state
@@ -88,7 +91,8 @@ embedded() {
 	export WA_API_BASE
 
 	n=${DEMO_RECIPIENTS:-3000}
-	say "writing $n recipients (and 3 bad rows) to $D/recipients.csv"
+	say "writing $n recipients (and 2 bad rows and a duplicate) to" \
+	    "$D/recipients.csv"
 	awk -v n="$n" 'BEGIN {
 		print "phone,name,date"
 		for (i = 1; i <= n; i++)
@@ -128,8 +132,11 @@ campaign() {
 
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-if [ -n "${WA_TOKEN:-}${WA_TOKEN_FILE:-}" ]; then
-	[ $# -eq 1 ] || die "usage: demo.sh recipients.csv (with WA_TOKEN set)"
+if [ $# -gt 1 ]; then
+	die "usage: demo.sh [recipients.csv]"
+elif [ $# -eq 1 ]; then
+	[ -n "${WA_TOKEN:-}${WA_TOKEN_FILE:-}" ] ||
+	    die "a real campaign needs WA_TOKEN_FILE (or WA_TOKEN) set"
 	: "${WA_PHONE_NUMBER_ID:?}" "${WA_TEMPLATE:?}"
 	CSV=$1
 	UNKNOWN_AFTER=600
