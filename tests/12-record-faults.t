@@ -81,7 +81,7 @@ result "$id" 2 sent '"wamid":"wamid.H2"' | wa-record >/dev/null
 is "$(row "$id")" "sent 2 - -" "sent at the second try: no current error"
 is "$(sql "select attempt || ' ' || code from recipient_errors
     where recipient_id = $id")" "1 131056" "the first try's error is kept"
-like "$(wa-campaign status "$c")" "earlier attempts' errors:
+like "$(wa-campaign status "$c")" "every attempt's errors:
   131056 +1  pair rate limit" "status shows it"
 
 # A batch Postgres refuses for one line (a wamid given to two rows): the

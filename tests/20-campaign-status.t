@@ -135,4 +135,12 @@ exits 65 "requeue in a cancelled campaign" wa-campaign requeue "$c" \
 exits 64 "requeue in an unknown campaign" wa-campaign requeue 999999 \
     2>/dev/null
 
+# An error without a code (libcurl's: the answer never came) prints as
+# '-', not as whatever printf makes of a null string.
+sql "insert into recipient_errors (recipient_id, attempt, code, class, title)
+    select min(id), 1, null, 'ambiguous', 'Timeout was reached (curl 28)'
+    from campaign_recipients where campaign_id = $c" >/dev/null
+is "$(wa-campaign status "$c" | grep 'Timeout was reached' | awk '{ print $1 }')" \
+    "-" "an error without a code: '-'"
+
 done_testing

@@ -173,6 +173,15 @@ num(struct json_object *o, const char *key)
 	return json_object_get_int64(wa_json_get(o, key));
 }
 
+/* An error's code, or "-" for one without (libcurl's, a timeout). */
+static const char *
+code(struct json_object *e)
+{
+	struct json_object *c = wa_json_get(e, "code");
+
+	return c != NULL ? json_object_get_string(c) : "-";
+}
+
 /* Seconds as "1h 2m 3s". */
 static void
 span(FILE *f, double secs)
@@ -242,19 +251,17 @@ print(FILE *f, struct json_object *o)
 	for (i = 0; i < json_object_array_length(wa_json_get(o, "errors"));
 	    i++) {
 		v = json_object_array_get_idx(wa_json_get(o, "errors"), i);
-		fprintf(f, "  %-7s %10lld  %s (last %s)\n",
-		    json_object_get_string(wa_json_get(v, "code")),
+		fprintf(f, "  %-7s %10lld  %s (last %s)\n", code(v),
 		    num(v, "count"), str(v, "title"), str(v, "last_at"));
 	}
-	fprintf(f, "earlier attempts' errors:%s\n",
+	fprintf(f, "every attempt's errors:%s\n",
 	    json_object_array_length(wa_json_get(o, "error_history")) ? "" :
 	    " none");
 	for (i = 0; i < json_object_array_length(wa_json_get(o,
 	    "error_history")); i++) {
 		v = json_object_array_get_idx(wa_json_get(o, "error_history"),
 		    i);
-		fprintf(f, "  %-7s %10lld  %s (%s, last %s)\n",
-		    json_object_get_string(wa_json_get(v, "code")),
+		fprintf(f, "  %-7s %10lld  %s (%s, last %s)\n", code(v),
 		    num(v, "count"), str(v, "title"), str(v, "class"),
 		    str(v, "last_at"));
 	}
