@@ -262,4 +262,22 @@ is "$(wa-campaign suppress list --json --phone-number-id 998 |
     jq -r .phone | tr '\n' ' ')" "+15550007001 +15550007002 +15550007003 " \
     "the three are suppressed"
 
+# Zones said out loud: a number of a country with several zones
+# (Australia) takes the campaign's; import says how many when there is a
+# window, and status shows it.
+z=$(wa-campaign create --name zones --phone-number-id $N --template t \
+    --window 09:00-10:00 --tz America/New_York)
+printf 'phone\n+61 412 345 678\n+39 347 123 4567\n' |
+    wa-campaign import "$z" - 2>"$T/err"
+is "$?" 0 "an import of an Australian and an Italian number: 0"
+like "$(cat "$T/err")" "campaign $z: 1 of the rows imported have no time zone of their own \\(their country has several\\): its window is read in America/New_York" \
+    "import says how many take the campaign's zone"
+is "$(wa-campaign status --json "$z" | jq .without_zone)" 1 \
+    "status --json: without_zone"
+like "$(wa-campaign status "$z")" "else America/New_York, for 1 rows whose country has several zones" \
+    "status says it beside the window"
+y=$(wa-campaign create --name nowin --phone-number-id $N --template t)
+printf 'phone\n+61 412 345 679\n' | wa-campaign import "$y" - 2>"$T/err"
+is "$(grep -c 'no time zone' "$T/err")" 0 "without a window, zones do not matter: nothing said"
+
 done_testing

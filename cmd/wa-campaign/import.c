@@ -31,13 +31,21 @@
 #include "records/numplan.h"
 #include "campaign.h"
 
-/* Duplicates in the file or in the campaign are skipped, first kept. */
+/*
+ * Duplicates in the file or in the campaign are skipped, first kept.
+ * Returns the rows added, those of them without a zone of their own,
+ * and the campaign's window and zone, which then stand for theirs.
+ */
 static const char *insert_sql =
-    "INSERT INTO campaign_recipients (campaign_id, phone, template_params,"
-    " tz, expires_at)"
-    " SELECT $1::bigint, phone, params::jsonb, tz, exp"
-    " FROM wa_import ORDER BY line"
-    " ON CONFLICT (campaign_id, phone) DO NOTHING";
+    "WITH ins AS (INSERT INTO campaign_recipients (campaign_id, phone,"
+    "  template_params, tz, expires_at)"
+    "  SELECT $1::bigint, phone, params::jsonb, tz, exp"
+    "  FROM wa_import ORDER BY line"
+    "  ON CONFLICT (campaign_id, phone) DO NOTHING RETURNING tz)"
+    " SELECT (SELECT count(*) FROM ins),"
+    "  (SELECT count(*) FROM ins WHERE tz IS NULL),"
+    "  c.window_from IS NOT NULL, coalesce(c.tz, 'UTC')"
+    " FROM campaigns c WHERE c.id = $1";
 
 /* The zones of $1 that this Postgres does not know. */
 static const char *unknown_sql =
@@ -186,8 +194,9 @@ copy(PGconn *conn, struct wa_rows *rows)
 static unsigned long
 load(PGconn *conn, const char *id, struct wa_rows *rows)
 {
-	unsigned long good, added;
+	unsigned long good, added, nozone;
 	PGresult *res, *supp;
+	char tz[64] = "";
 	const char *st;
 
 	PQclear(wa_pg_must(conn, "BEGIN", 0, NULL));
@@ -204,7 +213,10 @@ load(PGconn *conn, const char *id, struct wa_rows *rows)
 	rows->suppressed = NULL;
 	PQclear(supp);
 	res = wa_pg_must(conn, insert_sql, 1, &id);
-	added = strtoul(PQcmdTuples(res), NULL, 10);
+	added = strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	nozone = strtoul(PQgetvalue(res, 0, 1), NULL, 10);
+	if (nozone > 0 && *PQgetvalue(res, 0, 2) == 't')
+		snprintf(tz, sizeof tz, "%s", PQgetvalue(res, 0, 3));
 	PQclear(res);
 	/* A signal that came during the statements still stops it. */
 	wa_wait(NULL, 0, 0);
@@ -214,6 +226,11 @@ load(PGconn *conn, const char *id, struct wa_rows *rows)
 	if (campaign_reopen(conn, id))
 		wa_warn("campaign %s completed during the import and runs "
 		    "again: start the pipeline for the new rows", id);
+	if (*tz)
+		wa_warn("campaign %s: %lu of the rows imported have no time "
+		    "zone of their own (their country has several): its "
+		    "window is read in %s, the campaign's --tz, for them",
+		    id, nozone, tz);
 	wa_warn("%s: %lu imported, %lu skipped as duplicates, %lu suppressed, "
 	    "%lu rejected", rows->in.lines.name, added, good - added,
 	    rows->nsuppressed, rows->in.rejected - rows->nsuppressed);

@@ -19,7 +19,9 @@
  * "next_retry_in" the seconds until then. "limit" is the number's
  * messaging limit, the people messaged within its period and the places
  * left (null when unlimited); expires_at, window, tz, weight and priority
- * the campaign's rules of the road. The list, as text or as one
+ * the campaign's rules of the road, and "without_zone" the rows that
+ * have no zone of their own (their country has several), for which the
+ * campaign's tz stands. The list, as text or as one
  * JSON object per campaign, counts each campaign's rows.
  *
  * Reads campaigns, campaign_recipients, recipient_errors and the
@@ -63,7 +65,8 @@ static const char *report_sql =
     "   count(*) FILTER (WHERE acc) AS accepted,"
     "   count(*) FILTER (WHERE acc AND claimed_at > now() -"
     "    interval '1 minute') AS recent,"
-    "   min(claimed_at) AS first_claim, max(claimed_at) AS last_claim"
+    "   min(claimed_at) AS first_claim, max(claimed_at) AS last_claim,"
+    "   count(*) FILTER (WHERE tz IS NULL) AS nozone"
     "  FROM (SELECT *, status IN ('sent', 'delivered', 'read')"
     "   OR wamid IS NOT NULL AS acc FROM campaign_recipients"
     "   WHERE campaign_id = $1) r"
@@ -73,6 +76,7 @@ static const char *report_sql =
     "  'expires_at', " ISO("c.expires_at") ","
     "  'window', to_char(c.window_from, 'HH24:MI') || '-' ||"
     "   to_char(c.window_to, 'HH24:MI'), 'tz', c.tz,"
+    "  'without_zone', t.nozone,"
     "  'weight', c.weight, 'priority', c.priority,"
     "  'limit', (SELECT json_build_object('max_people', l.max_people,"
     "   'period_s', l.period_s, 'used', u.used,"
@@ -218,8 +222,9 @@ print(FILE *f, struct json_object *o)
 	    str(o, "expires_at") : "never", wa_json_str(o, "window") ?
 	    str(o, "window") : "any time");
 	if (wa_json_str(o, "window") != NULL)
-		fprintf(f, " (the recipient's time; else %s)",
-		    wa_json_str(o, "tz") ? str(o, "tz") : "UTC");
+		fprintf(f, " (the recipient's time; else %s, for %lld rows "
+		    "whose country has several zones)", wa_json_str(o, "tz") ?
+		    str(o, "tz") : "UTC", num(o, "without_zone"));
 	fprintf(f, "; weight %lld, priority %s\n", num(o, "weight"),
 	    str(o, "priority"));
 	if ((v = wa_json_get(o, "limit")) != NULL)
