@@ -76,6 +76,18 @@ wa-campaign watch "$c" >"$T/watch" 2>&1
 is "$?" 0 "watch exits 0 on a completed campaign"
 like "$(cat "$T/watch")" "^campaign $c: 50/50 \(100\.0%\), [0-9]+/s now, [0-9]+/s average, done" \
     "watch prints the line"
+# The rows left all wait for a retry a day away: the ETA is theirs, not
+# "0 s" from the last rate.
+sql "update campaign_recipients set status = 'pending',
+    next_attempt_at = now() + interval '1 day'
+    where campaign_id = $c and phone like '%0009'" >/dev/null
+sql "update campaigns set state = 'running' where id = $c" >/dev/null
+bg wa-campaign watch "$c" >"$T/watch2" 2>&1
+watching=$!
+ok "watch prints its first line" wait_for 30 test -s "$T/watch2"
+kill "$watching"
+like "$(head -1 "$T/watch2")" "^campaign $c: 49/50 \(98\.0%\), .*ETA: the retries' time; 1 retry pending, the next at" \
+    "a row that waits a day: the ETA says so"
 fake_stop
 
 # --dry-run: the request of every row, nothing changed, even for a draft.

@@ -128,6 +128,8 @@ meter_line(struct meter *m, const char *id, const struct snap *s,
 	rate = now > 0 ? now : avg;
 	if (left <= 0)
 		snprintf(eta, sizeof eta, "done");
+	else if (s->pending - s->due >= left)
+		snprintf(eta, sizeof eta, "ETA: the retries' time");
 	else if (rate > 0) {
 		memcpy(eta, "ETA ", 4);
 		span(eta + 4, sizeof eta - 4, (long long)(left / rate + 0.5));
