@@ -62,7 +62,7 @@ body_ok(const struct wa_request *rq, struct json_object *req)
 		PROP(nb <= WA_CALLBACK_MAX);
 		PROP(strncmp(cb, WA_CALLBACK_PREFIX,
 		    strlen(WA_CALLBACK_PREFIX)) == 0);
-		PROP(wa_json_canon_int(req, "id", &id) == 1 && id >= 1);
+		PROP(wa_json_canon_int(req, "id", &id) == 1 && id >= 0);
 		if (wa_json_canon_int(req, "attempt", &attempt) == 1)
 			snprintf(want, sizeof want, WA_CALLBACK_PREFIX
 			    "%lld:%lld", (long long)id, (long long)attempt);

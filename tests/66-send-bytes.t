@@ -59,8 +59,8 @@ is "$(sql "select octet_length(error_title) <= 255 from campaign_recipients
 
 # Hand-written ids (issue 27, item 12): wa-send once sent '"id":" 5"' with
 # the callback data "wapipe: 5:1", which wa-status-ingest cannot read back,
-# while wa-record wrote row 5. An id or attempt is now a positive integer
-# in one form (a JSON number, or digits without sign, space or leading
+# while wa-record wrote row 5. An id or attempt is now an integer of 0 or
+# more in one form (a JSON number, or digits without sign, space or leading
 # zero); any other line is rejected by its number, and the callback data
 # is written from the numbers.
 hreq() {
@@ -75,7 +75,7 @@ hreq() {
 	hreq '"05"' 1 0073
 	hreq '"5 "' 1 0074
 	hreq -5 1 0075
-	hreq 0 1 0076
+	hreq '"00"' 1 0076
 	hreq 5 '" 1"' 0077
 	hreq '"5"' 1 0078
 	hreq 6 '"2"' 0079
@@ -92,9 +92,9 @@ is "$(jq -r .id "$T/hand.out" | tr '\n' ' ')" '5 6 ' \
 is "$(cut -d: -f2-3 "$T/hand.err" | tr '\n' ' ')" \
     " <stdin>:1  <stdin>:2  <stdin>:3  <stdin>:4  <stdin>:5  <stdin>:6  <stdin>:7 " \
     'the others are rejected, each by its line'
-like "$(sed -n 1p "$T/hand.err")" '<stdin>:1: "id" is not a positive integer' \
+like "$(sed -n 1p "$T/hand.err")" '<stdin>:1: "id" is not an integer of 0 or more' \
     '... saying why'
-like "$(sed -n 7p "$T/hand.err")" '<stdin>:7: "attempt" is not a positive integer' \
+like "$(sed -n 7p "$T/hand.err")" '<stdin>:7: "attempt" is not an integer of 0 or more' \
     '... for the attempt too'
 ok '... and go to --reject, byte for byte' cmp -s "$T/hand.rej" \
     "$(sed -n 1,7p "$T/hand" >"$T/hand.want"; echo "$T/hand.want")"

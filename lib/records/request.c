@@ -3,7 +3,6 @@
  * turned into the template message the Cloud API expects, with the
  * recipient id and attempt in biz_opaque_callback_data.
  */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,19 +167,19 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 	/*
 	 * The callback data is written from the numbers, in the one form
 	 * records/status.c reads back and wa-record's fence matches: an id
-	 * of " 5", "+5" or "05" is refused, not sent as "wapipe: 5".
+	 * of " 5", "+5", "05" or -5 is refused, not sent as "wapipe: 5".
+	 * (0 is its own form: no row has it, and status.c reads it as none.)
 	 */
 	if (wa_json_get(req, "attempt") != NULL &&
 	    (wa_json_canon_int(req, "attempt", &attempt) != 1 ||
-	    attempt < 1 || attempt > INT32_MAX))
-		return "\"attempt\" is not a positive integer below 2^31 "
-		    "(a JSON number, or digits without sign, space or "
-		    "leading zero)";
+	    attempt < 0))
+		return "\"attempt\" is not an integer of 0 or more (a JSON "
+		    "number, or digits without sign, space or leading zero)";
 	if (wa_json_get(req, "id") != NULL) {
-		if (wa_json_canon_int(req, "id", &id) != 1 || id < 1)
-			return "\"id\" is not a positive integer below 2^63 "
-			    "(a JSON number, or digits without sign, space "
-			    "or leading zero)";
+		if (wa_json_canon_int(req, "id", &id) != 1 || id < 0)
+			return "\"id\" is not an integer of 0 or more (a "
+			    "JSON number, or digits without sign, space or "
+			    "leading zero)";
 		if (wa_json_get(req, "attempt") != NULL)
 			n = snprintf(cb, sizeof cb, WA_CALLBACK_PREFIX
 			    "%lld:%lld", (long long)id, (long long)attempt);
