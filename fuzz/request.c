@@ -4,7 +4,10 @@
  * gives a body the Cloud API can parse: strictly valid UTF-8 JSON with
  * messaging_product "whatsapp", "to" in E.164, type "template" and a
  * template with a name and a language code, a callback within Meta's
- * limit, a URL under the base; and the result line wa-send writes for
+ * limit, a URL under the base, the callback in the one form
+ * "wapipe:<id>[:<attempt>]" that records/status.c reads back (digits
+ * without sign, space or leading zero: the request's id, a row wa-record
+ * writes too); and the result line wa-send writes for
  * it (api/answer.h) is strictly valid JSON that wa-record takes
  * (pg/results.h: id >= 1, attempt in 32 bits, a known outcome).
  */
@@ -29,12 +32,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* The body as the API would read it. */
 static void
-body_ok(const struct wa_request *rq)
+body_ok(const struct wa_request *rq, struct json_object *req)
 {
 	static struct json_tokener *tok;
 	struct json_object *b, *lang;
 	const char *to, *cb;
-	char why[256];
+	char why[256], want[64];
+	int64_t id, attempt;
 	size_t nb;
 
 	PROP(fuzz_strict(rq->body.s, rq->body.len));
@@ -58,7 +62,16 @@ body_ok(const struct wa_request *rq)
 		PROP(nb <= WA_CALLBACK_MAX);
 		PROP(strncmp(cb, WA_CALLBACK_PREFIX,
 		    strlen(WA_CALLBACK_PREFIX)) == 0);
-	}
+		PROP(wa_json_canon_int(req, "id", &id) == 1 && id >= 0);
+		if (wa_json_canon_int(req, "attempt", &attempt) == 1)
+			snprintf(want, sizeof want, WA_CALLBACK_PREFIX
+			    "%lld:%lld", (long long)id, (long long)attempt);
+		else
+			snprintf(want, sizeof want, WA_CALLBACK_PREFIX "%lld",
+			    (long long)id);
+		PROP(strcmp(cb, want) == 0);
+	} else
+		PROP(wa_json_get(req, "id") == NULL);
 	PROP(wa_number_id_valid(rq->number));
 	PROP(rq->url.len == strlen(BASE) + 1 + strlen(rq->number) + 9);
 	PROP(memcmp(rq->url.s, BASE "/", strlen(BASE) + 1) == 0);
@@ -135,7 +148,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (why != NULL) {
 		PROP(*why != '\0');
 	} else {
-		body_ok(&rq);
+		body_ok(&rq, req);
 		wa_answer_http(&a, 200, sent, sizeof sent - 1);
 		PROP(a.class == WA_SENT);
 		result_ok(&rq, &a, req, res);

@@ -50,4 +50,56 @@ n=$(sed 's/.*"message":"\(.*\)","type".*/\1/' "$T/out" | tr -d '\n' | wc -c)
 ok "... over 255 bytes long ($n)" test "$n" -gt 255
 
 fake_stop
+
+# A phone-number id that is not an id (issue 27, item 12): wa-fake-api
+# once took any bytes of the URL and put them in its webhooks, which were
+# then not UTF-8 and refused whole by wa-webhook. Graph answers a POST to
+# what is no object with 400, code 100, subcode 33; no webhook follows.
+mkdir -p "$T/recv"
+bg perl "$TOP/tests/hookrecv.pl" "$T/recv.port" "$T/recv"
+wait_for 30 test -s "$T/recv.port" || bail 'the receiver did not start'
+WA_APP_SECRET=app-secret-$$
+export WA_APP_SECRET
+fake_start --rate 0 --pair-ms 0 --webhook-url \
+    "http://127.0.0.1:$(cat "$T/recv.port")/hook" --webhook-delay-ms 20
+printf 'Authorization: Bearer %s\n' "$WA_TOKEN" >"$T/auth"
+PNID=%FF
+is "$(post +15550000061)" 400 'an id of the byte 0xFF: HTTP 400'
+is "$(jq -r '[.error.code, .error.error_subcode, .error.type] | join(" ")' \
+    "$T/out")" '100 33 GraphMethodException' '... code 100, subcode 33'
+like "$(jq -r .error.message "$T/out")" \
+    "^Unsupported post request. Object with ID '$(printf '\357\277\275')' does not exist, cannot be loaded due to missing permissions, or does not support this operation" \
+    '... naming the id, its byte as U+FFFD'
+ok '... in UTF-8' iconv -f UTF-8 -t UTF-8 "$T/out" -o /dev/null
+PNID=1%C3%A9%80x
+is "$(post +15550000062)" 400 'an id with a bad byte after a good character'
+like "$(jq -r .error.message "$T/out")" "ID '1é$(printf '\357\277\275')x'" \
+    '... quoted as it came, in UTF-8'
+PNID=a%20b
+is "$(post +15550000063)" 400 'an id with a space: HTTP 400'
+PNID=$(printf 'x\377')
+is "$(post +15550000064)" 400 'an id with a raw byte: HTTP 400'
+PNID=%FF
+printf '{"from":"+15550000065","text":"STOP"}' >"$T/req"
+is "$(curl -s -o "$T/out" -w '%{http_code}' -H @"$T/auth" \
+    --data-binary @"$T/req" "$WA_API_BASE/$PNID/inbound")" 400 \
+    '... and so is an inbound message to it'
+PNID=106540352242922
+is "$(post +15550000069)" 200 'the good id is accepted'
+has_hook() {
+	cat "$T"/recv/*.body 2>/dev/null | grep -q 15550000069
+}
+wait_for 30 has_hook || bail 'no webhook came'
+fake_stop
+is "$(cat "$T"/recv/*.body | jq -r \
+    '.entry[].changes[].value | .metadata.phone_number_id,
+    .statuses[]?.recipient_id' | sort -u | tr '\n' ' ')" \
+    '106540352242922 15550000069 ' 'the webhooks are the good id'"'"'s alone'
+ok '... in UTF-8' sh -c 'cat "$1"/recv/*.body | iconv -f UTF-8 -t UTF-8 \
+    -o /dev/null' - "$T"
+is "$(jq -r '[.phone_number_id // "-", .code // "-", .http_status] |
+    join(" ")' "$FAKE_LOG" | tr '\n' ',')" \
+    '- 100 400,- 100 400,- 100 400,- 100 400,- 100 400,106540352242922 - 200,' \
+    'the log has no bad id'
+
 done_testing

@@ -6,7 +6,11 @@
  * of a service that is down would, before any other check.
  *
  * A request is checked in Meta's order as far as it is known: the token
- * (190, HTTP 401), the path (100), the body (100, 131008, 131009, 131051),
+ * (190, HTTP 401), the path (100; a phone_number_id that is not an id,
+ * records/request.h's wa_number_id_valid, is Graph's "Unsupported post
+ * request", 100 with error_subcode 33, and never reaches a webhook or the
+ * log as it came: its bytes need not even be UTF-8), the body (100,
+ * 131008, 131009, 131051),
  * the template (132001, HTTP 404); then a --script matching the end of
  * `to` (the longest suffix wins); then --error-rate and --drop-rate; then
  * the throughput limit (130429: at most `rate` messages accepted from one
@@ -173,7 +177,9 @@ struct wa_fake {
 /* What a request asked for, as far as it could be read. */
 struct req {
 	struct json_object *obj;
-	char		 pnid[65];
+	char		 pnid[WA_NUMBER_ID_MAX + 1];	/* "": none */
+	const char	*id;		/* the URL's id as it came, or NULL */
+	size_t		 idlen;
 	const char	*to;
 	const char	*tmpl;
 	const char	*callback;
@@ -189,6 +195,7 @@ struct verdict {
 	unsigned int	 http;		/* 0: none */
 	int		 lost;		/* accepted, but close unanswered */
 	int		 mojibake;	/* the message in bad UTF-8 */
+	int		 noobject;	/* 100/33: the id is no object */
 	int64_t		 delay_ms;
 	char		 wamid[64];
 };
@@ -435,9 +442,16 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 	if (url[0] == '/' && (p = strchr(url + 1, '/')) != NULL && p > url + 1
 	    && (end = strchr(p + 1, '/')) != NULL && end > p + 1 &&
 	    ((q->inbound = strcmp(end, "/inbound") == 0) ||
-	    strcmp(end, "/messages") == 0) &&
-	    end - p - 1 < (long)sizeof q->pnid)
-		memcpy(q->pnid, p + 1, end - p - 1);
+	    strcmp(end, "/messages") == 0)) {
+		q->id = p + 1;
+		q->idlen = end - p - 1;
+		/* Only an id goes on, into the log and the webhooks. */
+		if (q->idlen < sizeof q->pnid) {
+			memcpy(q->pnid, q->id, q->idlen);
+			if (!wa_number_id_valid(q->pnid))
+				q->pnid[0] = '\0';
+		}
+	}
 	if (body == NULL)
 		return;
 	/* One JSON object, checked as every line we read is (code 100). */
@@ -884,6 +898,42 @@ error_body(struct wa_buf *b, long code, int bad)
 	wa_buf_free(&msg);
 }
 
+/*
+ * Graph's answer to a POST to what is not an object id (HTTP 400, code
+ * 100, subcode 33, a GraphMethodException), the id quoted as valid UTF-8:
+ * a byte that is not becomes U+FFFD, and it is cut at 200 bytes.
+ */
+static void
+noobject_body(struct wa_buf *b, const struct req *q)
+{
+	struct wa_buf msg = { 0 };
+	unsigned char r[15];
+	size_t i, k, at;
+
+	arc4random_buf(r, sizeof r);
+	wa_buf_puts(&msg, "Unsupported post request. Object with ID '");
+	at = msg.len;
+	for (i = 0; i < q->idlen; i += k)
+		if ((k = wa_utf8_len((const unsigned char *)q->id + i,
+		    q->idlen - i)) == 0) {
+			k = 1;
+			wa_buf_puts(&msg, "\xef\xbf\xbd");
+		} else
+			wa_buf_add(&msg, q->id + i, k);
+	msg.len = at + wa_utf8_cut(msg.s + at, msg.len - at, 200);
+	wa_buf_puts(&msg, "' does not exist, cannot be loaded due to missing "
+	    "permissions, or does not support this operation. Please read "
+	    "the Graph API documentation at "
+	    "https://developers.facebook.com/docs/graph-api");
+	wa_buf_puts(b, "{\"error\":{\"message\":");
+	wa_buf_json_string(b, msg.s, msg.len);
+	wa_buf_puts(b, ",\"type\":\"GraphMethodException\",\"code\":100,"
+	    "\"error_subcode\":33,\"fbtrace_id\":\"A");
+	base64(b, r, sizeof r);
+	wa_buf_puts(b, "\"}}");
+	wa_buf_free(&msg);
+}
+
 static void
 render(const struct req *q, const struct verdict *v, struct wa_fake_reply *r)
 {
@@ -906,6 +956,9 @@ render(const struct req *q, const struct verdict *v, struct wa_fake_reply *r)
 		    "<p>wa-fake-api: %s HTTP %u</p></body></html>\n",
 		    v->http, v->outcome == DOWN ? "down:" : "scripted",
 		    v->http);
+	} else if (v->noobject) {
+		r->http = 400;
+		noobject_body(&r->body, q);
 	} else if (v->code >= 0) {
 		r->http = http_of(v->code);
 		error_body(&r->body, v->code, v->mojibake);
@@ -997,8 +1050,9 @@ wa_fake_handle(struct wa_fake *f, const char *method, const char *url,
 	parse(&q, url, body, len);
 	if ((v.http = down(f)) != 0)
 		v.outcome = DOWN;
-	else
-		v.code = check(f, &q, method, auth, body);
+	else if ((v.code = check(f, &q, method, auth, body)) == 100 &&
+	    q.id != NULL && q.pnid[0] == '\0' && strcmp(method, "POST") == 0)
+		v.noobject = 1;
 	pthread_mutex_lock(&f->mu);
 	f->st.requests++;
 	v.delay_ms = f->c.latency_ms;

@@ -255,9 +255,11 @@ wa_results_take(struct wa_results *r, struct json_object *obj,
 	int k;
 
 	s = wa_json_str(obj, "result.outcome");
-	if (wa_json_int(obj, "id", &id) != 1 ||
-	    wa_json_int(obj, "attempt", &attempt) != 1)
-		return "no integer \"id\" and \"attempt\"";
+	/* As wa-send reads them: " 5" is not row 5 here either. */
+	if (wa_json_canon_int(obj, "id", &id) != 1 ||
+	    wa_json_canon_int(obj, "attempt", &attempt) != 1)
+		return "no integer \"id\" and \"attempt\" (a JSON number, "
+		    "or digits without sign, space or leading zero)";
 	/* What the batch's columns take (bigint, integer), here. */
 	if (id < 1 || attempt < 0 || attempt > INT32_MAX) {
 		snprintf(r->why, sizeof r->why, "\"id\" %lld or \"attempt\" "

@@ -567,6 +567,24 @@ wa_json_int(struct json_object *o, const char *path, int64_t *v)
 	}
 }
 
+int
+wa_json_canon_int(struct json_object *o, const char *path, int64_t *v)
+{
+	struct json_object *p = wa_json_get(o, path);
+	const char *s;
+	size_t n;
+
+	if (p != NULL && json_object_is_type(p, json_type_string)) {
+		s = json_object_get_string(p);
+		n = strspn(s, "0123456789");
+		/* Its length: "5\u0000x" is not 5. */
+		if (n == 0 || n != (size_t)json_object_get_string_len(p) ||
+		    (s[0] == '0' && n > 1))
+			return -1;
+	}
+	return wa_json_int(o, path, v);
+}
+
 /* Compact JSON text of o, valid until o changes or is freed. */
 const char *
 wa_json_text(struct json_object *o)

@@ -57,6 +57,12 @@ const char *wa_json_str(struct json_object *o, const char *path);
  * in 64 bits.
  */
 int wa_json_int(struct json_object *o, const char *path, int64_t *v);
+/*
+ * As wa_json_int, but a string must be the integer's one canonical form:
+ * decimal digits only, without sign, space or leading zero ("0" alone).
+ * For the ids every stage reads back (" 5", "+5" and "05" are refused).
+ */
+int wa_json_canon_int(struct json_object *o, const char *path, int64_t *v);
 /* Compact text of o, valid until o changes or is freed. */
 const char *wa_json_text(struct json_object *o);
 void wa_out_json(struct json_object *o);

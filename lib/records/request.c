@@ -125,8 +125,9 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 {
 	static char why[160];
 	struct json_object *tpl, *lang, *comp, *o;
-	const char *number, *to, *name, *id, *attempt, *bad;
+	const char *number, *to, *name, *bad;
 	char phone[WA_PHONE_MAX], cb[WA_CALLBACK_MAX + 1];
+	int64_t id, attempt = 0;
 	size_t n;
 
 	s->url.len = s->body.len = s->campaign.len = 0;
@@ -163,14 +164,28 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 	    "\"recipient_type\":\"individual\",\"to\":");
 	wa_buf_json_string(&s->body, phone, strlen(phone));
 	wa_buf_puts(&s->body, ",\"type\":\"template\"");
-	if ((o = wa_json_get(req, "id")) != NULL) {
-		if ((id = scalar(o)) == NULL)
-			return "id is not a string or number";
-		attempt = scalar(wa_json_get(req, "attempt"));
-		n = snprintf(cb, sizeof cb, WA_CALLBACK_PREFIX "%s%s%s", id,
-		    attempt ? ":" : "", attempt ? attempt : "");
-		if (n >= sizeof cb)
-			return "id too long for biz_opaque_callback_data";
+	/*
+	 * The callback data is written from the numbers, in the one form
+	 * records/status.c reads back and wa-record's fence matches: an id
+	 * of " 5", "+5", "05" or -5 is refused, not sent as "wapipe: 5".
+	 * (0 is its own form: no row has it, and status.c reads it as none.)
+	 */
+	if (wa_json_get(req, "attempt") != NULL &&
+	    (wa_json_canon_int(req, "attempt", &attempt) != 1 ||
+	    attempt < 0))
+		return "\"attempt\" is not an integer of 0 or more (a JSON "
+		    "number, or digits without sign, space or leading zero)";
+	if (wa_json_get(req, "id") != NULL) {
+		if (wa_json_canon_int(req, "id", &id) != 1 || id < 0)
+			return "\"id\" is not an integer of 0 or more (a "
+			    "JSON number, or digits without sign, space or "
+			    "leading zero)";
+		if (wa_json_get(req, "attempt") != NULL)
+			n = snprintf(cb, sizeof cb, WA_CALLBACK_PREFIX
+			    "%lld:%lld", (long long)id, (long long)attempt);
+		else
+			n = snprintf(cb, sizeof cb, WA_CALLBACK_PREFIX "%lld",
+			    (long long)id);
 		wa_buf_puts(&s->body, ",\"biz_opaque_callback_data\":");
 		wa_buf_json_string(&s->body, cb, n);
 	}
