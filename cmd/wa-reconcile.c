@@ -13,15 +13,18 @@
  * running campaign with nothing left to do is marked completed. Each move
  * is fenced on (id, attempt) and status, so a row a live pipeline still
  * holds, or a webhook has just settled, is never touched. Prints what it
- * did, one line per campaign and move. Waits up to --pg-timeout for
+ * did, one line per campaign and move, after the time off a terminal
+ * (WA_LOG_TIME as for messages). Waits up to --pg-timeout for
  * Postgres. Exits 0, 69 when Postgres stays away or fails, 64 on a usage
  * error.
  */
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "core/opts.h"
@@ -86,6 +89,26 @@ static const char *complete_sql =
     " u AS (UPDATE campaigns c SET state = 'completed', finished_at = now(),"
     "   updated_at = now() FROM done WHERE NOT $2 AND c.id = done.id)"
     " SELECT id FROM done ORDER BY id";
+
+/*
+ * A line of the report on stdout: after the time when stdout is not a
+ * terminal (the cron log), as messages on stderr; WA_LOG_TIME says too.
+ */
+static void __attribute__((format(printf, 1, 2)))
+report(const char *fmt, ...)
+{
+	static int stamp = -1;
+	char when[40];
+	va_list ap;
+
+	if (stamp < 0)
+		stamp = wa_log_time(STDOUT_FILENO);
+	if (stamp)
+		printf("%s ", wa_rfc3339_now(when, sizeof when));
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
 
 static void
 usage(FILE *f, int status)
@@ -161,7 +184,7 @@ main(int argc, char **argv)
 			wa_die(EX_UNAVAILABLE, "results kept on disk not "
 			    "applied: postgres went away");
 		if (files > 0)
-			printf("applied %llu results kept on disk by wa-record "
+			report("applied %llu results kept on disk by wa-record "
 			    "(%d files)\n", applied, files);
 		wa_results_free(kept);
 	}
@@ -171,7 +194,7 @@ main(int argc, char **argv)
 	p[1] = stale;
 	res = wa_pg_need(db, NULL, stale_sql, 3, p);
 	for (i = 0; i < PQntuples(res); i++)
-		printf("campaign %s: %s %s rows from sending (claimed over %s "
+		report("campaign %s: %s %s rows from sending (claimed over %s "
 		    "s ago) to unknown\n", PQgetvalue(res, i, 0), verb,
 		    PQgetvalue(res, i, 1), stale);
 	PQclear(res);
@@ -179,7 +202,7 @@ main(int argc, char **argv)
 	p[1] = unknown;
 	res = wa_pg_need(db, NULL, unknown_sql, 3, p);
 	for (i = 0; i < PQntuples(res); i++)
-		printf("campaign %s: %s %s unknown rows to %s (%s%s)\n",
+		report("campaign %s: %s %s unknown rows to %s (%s%s)\n",
 		    PQgetvalue(res, i, 0), verb, PQgetvalue(res, i, 2),
 		    strcmp(PQgetvalue(res, i, 1), "resend") == 0 ? "pending" :
 		    "failed", strcmp(PQgetvalue(res, i, 1), "cancelled") == 0 ?
@@ -191,7 +214,7 @@ main(int argc, char **argv)
 	p[1] = p[2];
 	res = wa_pg_need(db, NULL, complete_sql, 2, p);
 	for (i = 0; i < PQntuples(res); i++)
-		printf("campaign %s: %s\n", PQgetvalue(res, i, 0),
+		report("campaign %s: %s\n", PQgetvalue(res, i, 0),
 		    dry ? "would be completed" : "completed");
 	PQclear(res);
 	wa_pg_close(db);

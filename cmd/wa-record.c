@@ -47,9 +47,9 @@ static struct wa_results *res;
 static struct wa_spill *spill;
 static int spilled;		/* the batch in hand is on disk */
 static int64_t first_ms;	/* when the batch's first line came */
-static struct wa_metric *by_outcome[WA_OUTCOMES], *stale_total;
+static struct wa_metric *by_outcome[WA_OUTCOMES], *stale_total, *norow_total;
 static struct wa_metric *batch_seconds;
-static unsigned long long counted[WA_OUTCOMES], stale_counted;
+static unsigned long long counted[WA_OUTCOMES], stale_counted, norow_counted;
 static int progress;
 
 static void
@@ -89,6 +89,23 @@ tally(void)
 	n = wa_results_stale(res);
 	wa_metric_add(stale_total, n - stale_counted);
 	stale_counted = n;
+	n = wa_results_norow(res);
+	wa_metric_add(norow_total, n - norow_counted);
+	norow_counted = n;
+}
+
+/* Says how many results named no row, and the first such ids. */
+static void
+norow_warn(void)
+{
+	const char *ids = wa_results_norow_ids(res), *p;
+	unsigned long long named = 1;
+
+	for (p = ids; *p != '\0'; p++)
+		named += *p == ' ';
+	wa_warn("%llu results name no row (ids %s%s): not applied",
+	    wa_results_norow(res), ids,
+	    named < wa_results_norow(res) ? " ..." : "");
 }
 
 static void
@@ -314,6 +331,8 @@ main(int argc, char **argv)
 	}
 	stale_total = wa_counter("wa_record_stale_total", NULL,
 	    "Results not applied: the row had moved on (fencing).");
+	norow_total = wa_counter("wa_record_no_row_total", NULL,
+	    "Results not applied: no row has their id.");
 	batch_seconds = wa_histogram("wa_record_batch_seconds", NULL,
 	    "Time to write one batch.", secs, 8);
 	progress = isatty(STDERR_FILENO);
@@ -339,6 +358,8 @@ main(int argc, char **argv)
 		wa_warn("%llu results not applied: their rows had moved on "
 		    "(a webhook or wa-reconcile got there first)",
 		    wa_results_stale(res));
+	if (wa_results_norow(res) > 0)
+		norow_warn();
 	tally();
 	wa_metrics_write();
 	wa_spill_close(spill);

@@ -328,7 +328,11 @@ show(void)
 	    "rate/s", "own/s", "burst", "paused_until", "reserve", "drawing",
 	    "where");
 	if (cluster != NULL) {
-		found = wa_cluster_buckets(cluster, opt.number, show_row);
+		if ((found = wa_cluster_buckets(cluster, opt.number,
+		    show_row)) < 0)
+			wa_die(EX_UNAVAILABLE, "no bucket shown: postgres "
+			    "could not be reached within --pg-timeout "
+			    "(%lld s)", opt.pg_timeout);
 	} else if ((n = scandir(dir, &names, bucket_file, alphasort)) >= 0) {
 		for (i = 0; i < n; i++) {
 			const char *id = names[i]->d_name + 7;
@@ -375,15 +379,21 @@ copy_row(const char *id, const struct wa_bucket_stats *st)
 	row = *st;
 }
 
-/* Whether --number has a bucket: on this host, or in the cluster. */
+/*
+ * Whether --number has a bucket, on this host or in the cluster: 1 or 0,
+ * or -1 when Postgres could not be reached within --pg-timeout.
+ */
 static int
 exists(struct wa_bucket_stats *st)
 {
 	struct wa_bucket *b;
 	struct wa_share *sh;
+	int n;
 
 	if (cluster != NULL) {
-		if (wa_cluster_buckets(cluster, opt.number, copy_row) <= 0)
+		if ((n = wa_cluster_buckets(cluster, opt.number, copy_row)) < 0)
+			return -1;
+		if (n == 0)
 			return 0;
 		*st = row;
 		return 1;
@@ -397,6 +407,15 @@ exists(struct wa_bucket_stats *st)
 		wa_share_close(sh);
 	}
 	return 1;
+}
+
+/* Says what control() left undone for want of Postgres: 69. */
+static int
+unreached(const char *what)
+{
+	wa_warn("number %s: %s: postgres could not be reached within "
+	    "--pg-timeout (%lld s)", opt.number, what, opt.pg_timeout);
+	return EX_UNAVAILABLE;
 }
 
 /*
@@ -415,7 +434,8 @@ control(void)
 	control_only = 1;
 	if (!wa_number_id_valid(opt.number))
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
-	there = exists(&was);
+	if ((there = exists(&was)) < 0)
+		return unreached("nothing changed");
 	if (opt.set_reserve && !there && !opt.create) {
 		wa_warn("number %s has no bucket on %s: check the number",
 		    opt.number, cluster ? "the cluster" : "this host");
@@ -443,7 +463,7 @@ control(void)
 	nb = number(opt.number);
 	if (opt.set_rate > 0) {
 		if (wa_lease_set_rate(nb->l, opt.set_rate, opt.burst) < 0)
-			return EX_UNAVAILABLE;
+			return unreached("the rate is not set");
 		if (there)
 			wa_warn("number %s: %s bucket's rate %g/s -> %g/s, "
 			    "burst %lld -> %lld", opt.number, where, was.base,
@@ -458,14 +478,14 @@ control(void)
 	}
 	if (opt.reserve >= 0) {
 		if (wa_lease_set_reserve(nb->l, opt.reserve) < 0)
-			return EX_UNAVAILABLE;
+			return unreached("the reserve is not set");
 		wa_warn("number %s: %s bucket keeps %g%% of its rate back, "
 		    "%g%% before", opt.number, where, opt.reserve * 100,
 		    was.reserve * 100);
 	}
 	if (opt.pause_ms > 0) {
 		if (wa_lease_pause(nb->l, opt.pause_ms) < 0)
-			return EX_UNAVAILABLE;
+			return unreached("the number is not paused");
 		wa_warn("number %s: %s bucket paused %lld ms, until %s",
 		    opt.number, where, opt.pause_ms,
 		    until_text(opt.pause_ms));

@@ -60,6 +60,20 @@ like "$(cat "$T/err")" "1 results not applied: their rows had moved on" "and cou
 result 4 1 failed '"error":{"code":131026}' | wa-record >/dev/null 2>&1
 is "$(row 4)" "pending 1 - 131000" "a row no longer sending is not written"
 
+# An id no row has is not a row that moved on: each is counted apart,
+# and those ids named.
+{
+	result 6 0 sent '"wamid":"wamid.F"'
+	result 999999001 1 sent '"wamid":"wamid.X"'
+	result 999999002 1 failed
+} | wa-record >/dev/null 2>"$T/err"
+like "$(cat "$T/err")" "1 results not applied: their rows had moved on" \
+    "a fenced-off result is stale"
+like "$(cat "$T/err")" "2 results name no row \\(ids 999999001 999999002\\)" \
+    "results whose ids no row has are told apart, and named"
+result 999999003 1 sent '"wamid":"wamid.Y"' | wa-record >/dev/null 2>"$T/err"
+ok "and not called stale" sh -c "! grep -q 'moved on' '$T/err'"
+
 # Backoff: full jitter within [0, min(cap, base * 2^attempt)].
 c=$(campaign 200)
 claim

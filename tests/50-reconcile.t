@@ -21,6 +21,16 @@ is "$(cat "$T/out")" "campaign $c: would move 2 rows from sending (claimed over 
     "a dry run says what it would do"
 is "$(row "$first")" "sending 1" "and changes nothing"
 
+# The report is for a cron log: each line starts with its time, as the
+# messages on stderr do, off a terminal or with WA_LOG_TIME=1.
+stamp='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z '
+WA_LOG_TIME=1 wa-reconcile -n >"$T/out"
+like "$(cat "$T/out")" "${stamp}campaign $c: would move 2 rows from sending" \
+    "WA_LOG_TIME=1: a report line starts with the RFC 3339 time"
+env -u WA_LOG_TIME wa-reconcile -n >"$T/out"
+like "$(cat "$T/out")" "${stamp}campaign $c: would move 2 rows from sending" \
+    "and so it does by default into a file"
+
 wa-reconcile >"$T/out"
 is "$?" 0 "exits 0"
 like "$(cat "$T/out")" "moved 2 rows from sending" "says what it moved"

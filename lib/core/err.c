@@ -34,20 +34,38 @@ wa_rfc3339(char *buf, size_t size, long long unix_ms)
 	return buf;
 }
 
-/* Whether lines start with the time: once, from WA_LOG_TIME or stderr. */
+int
+wa_log_time(int fd)
+{
+	static int env = -2;
+	const char *e;
+
+	if (env == -2) {
+		e = getenv("WA_LOG_TIME");
+		env = e != NULL && (*e == '0' || *e == '1') && e[1] == '\0' ?
+		    *e == '1' : -1;
+	}
+	return env >= 0 ? env : !isatty(fd);
+}
+
+char *
+wa_rfc3339_now(char *buf, size_t size)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return wa_rfc3339(buf, size, (long long)tv.tv_sec * 1000 +
+	    tv.tv_usec / 1000);
+}
+
+/* Whether messages start with the time: once, from WA_LOG_TIME or stderr. */
 static int
 stamped(void)
 {
 	static int on = -1;
-	const char *e;
 
-	if (on < 0) {
-		e = getenv("WA_LOG_TIME");
-		if (e != NULL && (*e == '0' || *e == '1') && e[1] == '\0')
-			on = *e == '1';
-		else
-			on = !isatty(STDERR_FILENO);
-	}
+	if (on < 0)
+		on = wa_log_time(STDERR_FILENO);
 	return on;
 }
 
@@ -55,7 +73,6 @@ static void
 vwarn(const char *fmt, va_list ap)
 {
 	char msg[2048], when[40];
-	struct timeval tv;
 	size_t n;
 	int e = errno;
 
@@ -66,9 +83,7 @@ vwarn(const char *fmt, va_list ap)
 	/* One write, so that lines from several programs never mix. */
 	*when = '\0';
 	if (stamped()) {
-		gettimeofday(&tv, NULL);
-		wa_rfc3339(when, sizeof when - 1, (long long)tv.tv_sec * 1000 +
-		    tv.tv_usec / 1000);
+		wa_rfc3339_now(when, sizeof when - 1);
 		strcat(when, " ");
 	}
 	fprintf(stderr, "%s%s: %s\n", when, wa_prog, msg);

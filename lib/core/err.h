@@ -21,6 +21,12 @@ void wa_die(int status, const char *fmt, ...)
 void wa_version(void) __attribute__((noreturn));
 /* unix_ms as RFC 3339 in UTC, "2026-12-03T01:02:03.456Z"; returns buf. */
 char *wa_rfc3339(char *buf, size_t size, long long unix_ms);
+char *wa_rfc3339_now(char *buf, size_t size);
+/*
+ * Whether lines written to fd start with the time: WA_LOG_TIME=1 or 0
+ * says, else whether fd is not a terminal.
+ */
+int wa_log_time(int fd);
 
 /* An option's value in [min, max], or exit 64 naming what it is. */
 long long wa_num(const char *s, long long min, long long max,

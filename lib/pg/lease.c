@@ -139,18 +139,28 @@ wa_cluster_close(struct wa_cluster *c)
 /*
  * Runs sql; returns its result, or NULL while Postgres cannot be reached
  * (said once). Past the timeout, or when Postgres cannot run the
- * statement at all (the schema never loaded), the program ends.
+ * statement at all (the schema never loaded), the program ends. With
+ * wait (a change made by hand: nothing else to do meanwhile), it waits up
+ * to the timeout for Postgres and returns NULL past it, having said so.
  */
 static PGresult *
-run(struct wa_cluster *c, const char *sql, int n, const char *const *p)
+run(struct wa_cluster *c, int wait, const char *sql, int n,
+    const char *const *p)
 {
-	PGresult *res = wa_pg_try(c->db, NULL, sql, n, p);
+	PGresult *res;
 
+	if (wait)
+		res = wa_pg_run(c->db, NULL, sql, n, p);
+	else
+		res = wa_pg_try(c->db, NULL, sql, n, p);
 	if (res != NULL || wa_pg_state(c->db) == WA_PG_WAIT)
 		return res;
-	if (wa_pg_state(c->db) == WA_PG_DOWN)
+	if (wa_pg_state(c->db) == WA_PG_DOWN) {
+		if (wait)
+			return NULL;
 		wa_die(EX_UNAVAILABLE, "no tokens without postgres: the lines "
 		    "not passed on stay claimed for wa-reconcile");
+	}
 	wa_warn("postgres: %s", wa_pg_error(c->db));
 	if (strncmp(wa_pg_sqlstate(c->db), "42", 2) == 0)
 		wa_die(EX_CONFIG, "is sql/schema.sql loaded?");
@@ -237,7 +247,7 @@ lease(struct wa_lease *l)
 	snprintf(burst, sizeof burst, "%lld", (long long)l->burst);
 	snprintf(weight, sizeof weight, "%d", l->weight > 0 ? l->weight : 1);
 	l->n = l->used = 0;
-	if ((res = run(l->c, lease_sql, 7, p)) == NULL)
+	if ((res = run(l->c, 0, lease_sql, 7, p)) == NULL)
 		return -1;
 	got = wa_now_ns();
 	l->first = got + ns_of(PQgetvalue(res, 0, 0), 1);
@@ -390,7 +400,7 @@ wa_lease_set_reserve(struct wa_lease *l, double reserve)
 	snprintf(rate, sizeof rate, "%.17g", l->rate);
 	snprintf(burst, sizeof burst, "%lld", (long long)l->burst);
 	snprintf(r, sizeof r, "%.6f", reserve);
-	if ((res = run(l->c, reserve_sql, 4, p)) == NULL)
+	if ((res = run(l->c, l->weight == 0, reserve_sql, 4, p)) == NULL)
 		return -1;
 	PQclear(res);
 	l->reserve = reserve;
@@ -416,7 +426,7 @@ wa_lease_pause(struct wa_lease *l, int64_t ms)
 	snprintf(rate, sizeof rate, "%.17g", l->rate);
 	snprintf(burst, sizeof burst, "%lld", (long long)l->burst);
 	snprintf(msbuf, sizeof msbuf, "%lld", (long long)ms);
-	if ((res = run(l->c, pause_sql, 4, p)) == NULL)
+	if ((res = run(l->c, l->weight == 0, pause_sql, 4, p)) == NULL)
 		return -1;
 	PQclear(res);
 	l->n = l->used = 0;
@@ -442,7 +452,7 @@ wa_lease_set_rate(struct wa_lease *l, double rate, int64_t burst)
 		burst = wa_bucket_default_burst(rate);
 	snprintf(r, sizeof r, "%.17g", rate);
 	snprintf(b, sizeof b, "%lld", (long long)burst);
-	if ((res = run(l->c, rate_sql, 3, p)) == NULL)
+	if ((res = run(l->c, l->weight == 0, rate_sql, 3, p)) == NULL)
 		return -1;
 	PQclear(res);
 	l->rate = rate;
@@ -465,7 +475,7 @@ wa_cluster_buckets(struct wa_cluster *c, const char *number,
 	PGresult *res;
 	int i, n;
 
-	if ((res = wa_pg_need(c->db, NULL, show_sql, 1, p)) == NULL)
+	if ((res = run(c, 1, show_sql, 1, p)) == NULL)
 		return -1;
 	n = PQntuples(res);
 	for (i = 0; i < n; i++) {

@@ -111,7 +111,10 @@ static const char *apply_sql =
     "  FROM ks WHERE k.id = ks.id AND ((ks.halt IS NOT NULL"
     "   AND k.state = 'running') OR ks.n > 0 OR (ks.reached > 0"
     "   AND k.outage_started_at IS NOT NULL AND k.outage_ended_at IS NULL)))"
-    " SELECT count(*) FROM upd";
+    " SELECT (SELECT count(*) FROM upd), count(*),"
+    "  array_to_string((array_agg(r.id ORDER BY r.id))[1:10], ' ')"
+    " FROM r WHERE NOT EXISTS (SELECT 1 FROM campaign_recipients c"
+    "  WHERE c.id = r.id)";
 
 struct row {
 	int64_t		 id;
@@ -136,7 +139,8 @@ struct wa_results {
 	struct wa_buf	 str;		/* wamids and titles, NUL-ended */
 	struct wa_buf	 lines;		/* the batch's lines, to echo or keep */
 	struct wa_buf	 a[8];		/* the statement's arrays */
-	unsigned long long done[WA_OUTCOMES], stale, refused;
+	unsigned long long done[WA_OUTCOMES], stale, norow, refused;
+	char		 norow_ids[96];	/* the first ids no row has */
 	void		(*on_refused)(const char *, size_t, const char *,
 			    unsigned long, const char *, void *);
 	void		*arg;
@@ -195,6 +199,18 @@ unsigned long long
 wa_results_stale(const struct wa_results *r)
 {
 	return r->stale;
+}
+
+unsigned long long
+wa_results_norow(const struct wa_results *r)
+{
+	return r->norow;
+}
+
+const char *
+wa_results_norow_ids(const struct wa_results *r)
+{
+	return r->norow_ids;
 }
 
 unsigned long long
@@ -354,15 +370,26 @@ run(struct wa_results *r, size_t lo, size_t hi, int wait)
 	return wa_pg_run(r->db, "wa_record_apply", apply_sql, 8, p);
 }
 
-/* Counts what the statement for order[lo..hi) did; frees res. */
+/*
+ * Counts what the statement for order[lo..hi) did; frees res. A line not
+ * applied is stale (its row moved on) or names no row at all; the first
+ * ids no row has are kept, to be named.
+ */
 static void
 count(struct wa_results *r, PGresult *res, size_t lo, size_t hi)
 {
 	size_t applied = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+	size_t norow = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
+	const char *ids = PQgetvalue(res, 0, 2);
+	size_t have = strlen(r->norow_ids);
 
+	if (norow > 0 && have + 1 + strlen(ids) < sizeof r->norow_ids)
+		snprintf(r->norow_ids + have, sizeof r->norow_ids - have,
+		    "%s%s", have ? " " : "", ids);
 	PQclear(res);
-	if (applied < hi - lo)
-		r->stale += hi - lo - applied;
+	r->norow += norow;
+	if (applied + norow < hi - lo)
+		r->stale += hi - lo - applied - norow;
 	for (; lo < hi; lo++)
 		r->done[r->v[r->order[lo]].outcome]++;
 }

@@ -52,9 +52,14 @@ void wa_results_each(const struct wa_results *r,
     void (*fn)(const char *line, size_t len, void *arg), void *arg);
 void wa_results_clear(struct wa_results *r);
 
-/* Counts since the start: by outcome, stale (fenced off), refused. */
+/*
+ * Counts since the start: by outcome, stale (fenced off), naming no row
+ * (with the first such ids, space-separated), refused.
+ */
 unsigned long long wa_results_done(const struct wa_results *r, int outcome);
 unsigned long long wa_results_stale(const struct wa_results *r);
+unsigned long long wa_results_norow(const struct wa_results *r);
+const char *wa_results_norow_ids(const struct wa_results *r);
 unsigned long long wa_results_refused(const struct wa_results *r);
 
 #endif
