@@ -419,9 +419,37 @@ unreached(const char *what)
 }
 
 /*
- * --pause and --set-rate: change the bucket of --number and exit. A rate
- * is set only on a bucket that exists, unless --create: a mistyped
- * number must not make one.
+ * A change to a number that has no bucket: most likely a mistyped
+ * number, which a change would not reach (and a pause would not hold).
+ */
+static int
+nobucket(void)
+{
+	const char *host = cluster ? "the cluster" : "this host";
+
+	if (opt.set_reserve) {
+		wa_warn("number %s has no bucket on %s: check the number",
+		    opt.number, host);
+		return EX_USAGE;
+	}
+	if (opt.set_rate > 0)
+		wa_warn("number %s has no bucket on %s: check the number, or "
+		    "add --create to make one at %g/s", opt.number, host,
+		    opt.set_rate);
+	else
+		wa_warn("number %s has no bucket on %s, so no pipeline draws "
+		    "from it: check the number, or add --create to pause it "
+		    "before any starts", opt.number, host);
+	if (cluster == NULL)
+		wa_warn("(looked in %s: is WA_STATE_DIR the pipelines'?)",
+		    wa_state_dir());
+	return EX_USAGE;
+}
+
+/*
+ * --pause, --set-rate and --set-reserve: change the bucket of --number
+ * and exit. Only a bucket that exists is changed, unless --create: a
+ * mistyped number must not make one.
  */
 static int
 control(void)
@@ -436,30 +464,8 @@ control(void)
 		wa_die(EX_USAGE, "'%s' is not a phone number id", opt.number);
 	if ((there = exists(&was)) < 0)
 		return unreached("nothing changed");
-	if (opt.set_reserve && !there && !opt.create) {
-		wa_warn("number %s has no bucket on %s: check the number",
-		    opt.number, cluster ? "the cluster" : "this host");
-		return EX_USAGE;
-	}
-	if (opt.set_rate > 0 && !there && !opt.create) {
-		wa_warn("number %s has no bucket on %s: check the number, or "
-		    "add --create to make one at %g/s", opt.number, cluster ?
-		    "the cluster" : "this host", opt.set_rate);
-		if (cluster == NULL)
-			wa_warn("(looked in %s: is WA_STATE_DIR the "
-			    "pipelines'?)", wa_state_dir());
-		return EX_USAGE;
-	}
-	if (opt.pause_ms > 0 && !there && !opt.create) {
-		wa_warn("number %s has no bucket on %s, so no pipeline draws "
-		    "from it: check the number, or add --create to pause it "
-		    "before any starts", opt.number, cluster ? "the cluster" :
-		    "this host");
-		if (cluster == NULL)
-			wa_warn("(looked in %s: is WA_STATE_DIR the "
-			    "pipelines'?)", wa_state_dir());
-		return EX_USAGE;
-	}
+	if (!there && !opt.create)
+		return nobucket();
 	nb = number(opt.number);
 	if (opt.set_rate > 0) {
 		if (wa_lease_set_rate(nb->l, opt.set_rate, opt.burst) < 0)

@@ -81,12 +81,12 @@ reached() {
 }
 
 # A program is cmd/NAME.c, or a folder cmd/NAME/ whose main.c has main.
-for src in "$TOP"/cmd/*.c "$TOP"/cmd/*/main.c; do
-	case $src in
-	*/main.c) p=$(basename "$(dirname "$src")")
-		srcs=$(echo "$(dirname "$src")"/*.c) ;;
-	*) p=$(basename "$src" .c) srcs=$src ;;
-	esac
+for p in $(programs); do
+	if [ -d "$TOP/cmd/$p" ]; then
+		src=$TOP/cmd/$p/main.c srcs=$(echo "$TOP/cmd/$p"/*.c)
+	else
+		src=$TOP/cmd/$p.c srcs=$src
+	fi
 	ok "$p: has a man page" test -f "$TOP/man/$p.1"
 	out=$(mandoc -Tlint -W warning "$TOP/man/$p.1" 2>&1)
 	is "$out" "" "$p: man page lints clean"

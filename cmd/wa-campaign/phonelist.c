@@ -42,6 +42,7 @@ phone_list(const char *path, const char *cc, const char *reject,
 	char why[320], e164[WA_PHONE_MAX];
 	const char *err;
 	unsigned long n = 0;
+	size_t bom;
 	int fd = STDIN_FILENO, ret, mode = 0;	/* 1: plain, 2: rows */
 
 	if (strcmp(path, "-") != 0 &&
@@ -61,11 +62,11 @@ phone_list(const char *path, const char *cc, const char *reject,
 		if (ret != WA_LINE)
 			continue;
 		/* Blank lines and bad bytes were passed over or rejected. */
-		if (mode == 0 && rec.len >= 3 &&
-		    memcmp(rec.line, "\xef\xbb\xbf", 3) == 0) {
+		if (mode == 0) {
 			/* A byte order mark: no part of the first line. */
-			rec.line += 3;
-			rec.len -= 3;
+			bom = wa_utf8_bom(rec.line, rec.len);
+			rec.line += bom;
+			rec.len -= bom;
 		}
 		if (mode == 0)
 			mode = headed(rec.line, rec.len) ? 2 : 1;

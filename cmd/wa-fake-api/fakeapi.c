@@ -908,19 +908,11 @@ noobject_body(struct wa_buf *b, const struct req *q)
 {
 	struct wa_buf msg = { 0 };
 	unsigned char r[15];
-	size_t i, k, at;
+	char id[201];
 
 	arc4random_buf(r, sizeof r);
-	wa_buf_puts(&msg, "Unsupported post request. Object with ID '");
-	at = msg.len;
-	for (i = 0; i < q->idlen; i += k)
-		if ((k = wa_utf8_len((const unsigned char *)q->id + i,
-		    q->idlen - i)) == 0) {
-			k = 1;
-			wa_buf_puts(&msg, "\xef\xbf\xbd");
-		} else
-			wa_buf_add(&msg, q->id + i, k);
-	msg.len = at + wa_utf8_cut(msg.s + at, msg.len - at, 200);
+	wa_utf8_copy(id, sizeof id, q->id, q->idlen);
+	wa_buf_printf(&msg, "Unsupported post request. Object with ID '%s", id);
 	wa_buf_puts(&msg, "' does not exist, cannot be loaded due to missing "
 	    "permissions, or does not support this operation. Please read "
 	    "the Graph API documentation at "

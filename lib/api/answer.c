@@ -36,28 +36,8 @@ answer_init(struct wa_answer *a, long http)
 size_t
 wa_answer_text(char *dst, size_t size, const char *src)
 {
-	static const char rep[] = "\xef\xbf\xbd";	/* U+FFFD */
-	const unsigned char *p = (const unsigned char *)(src ? src : "");
-	size_t n = strlen((const char *)p), i = 0, len = 0, k;
-
-	if (size == 0)
-		return 0;
-	while (i < n) {
-		k = wa_utf8_len(p + i, n - i);
-		if (len + (k ? k : 3) >= size)
-			break;
-		if (k == 0) {
-			memcpy(dst + len, rep, 3);
-			len += 3;
-			i++;
-		} else {
-			memcpy(dst + len, p + i, k);
-			len += k;
-			i += k;
-		}
-	}
-	dst[len] = '\0';
-	return len;
+	src = src ? src : "";
+	return wa_utf8_copy(dst, size, src, strlen(src));
 }
 
 /* Sets a's title from fmt, as valid UTF-8 cut on a boundary. */

@@ -163,6 +163,39 @@ wa_utf8_cut(const char *s, size_t n, size_t max)
 	return max;
 }
 
+size_t
+wa_utf8_bom(const char *s, size_t n)
+{
+	return n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
+
+size_t
+wa_utf8_copy(char *dst, size_t size, const char *src, size_t n)
+{
+	static const char rep[] = "\xef\xbf\xbd";	/* U+FFFD */
+	const unsigned char *p = (const unsigned char *)src;
+	size_t i = 0, len = 0, k;
+
+	if (size == 0)
+		return 0;
+	while (i < n) {
+		k = wa_utf8_len(p + i, n - i);
+		if (len + (k ? k : 3) >= size)
+			break;
+		if (k == 0) {
+			memcpy(dst + len, rep, 3);
+			len += 3;
+			i++;
+		} else {
+			memcpy(dst + len, p + i, k);
+			len += k;
+			i += k;
+		}
+	}
+	dst[len] = '\0';
+	return len;
+}
+
 void
 wa_buf_free(struct wa_buf *b)
 {

@@ -32,6 +32,14 @@ void wa_buf_free(struct wa_buf *b);
 size_t wa_utf8_len(const unsigned char *s, size_t n);
 int wa_utf8_valid(const char *s, size_t n);
 size_t wa_utf8_cut(const char *s, size_t n, size_t max);
+/* 3 when s (n bytes) starts with a byte order mark, else 0. */
+size_t wa_utf8_bom(const char *s, size_t n);
+/*
+ * Copies the n bytes at src into dst (size bytes, NUL-terminated) as
+ * valid UTF-8: each byte of an invalid sequence becomes U+FFFD; the copy
+ * ends before the first character that does not fit. Its length.
+ */
+size_t wa_utf8_copy(char *dst, size_t size, const char *src, size_t n);
 /*
  * The offset of the first byte of s (n bytes) that Postgres refuses in
  * text: a NUL, or one that is not UTF-8 as above; n when there is none.

@@ -418,15 +418,17 @@ wa_rows_take(struct wa_rows *r, const char *s, size_t n, char *why,
     size_t size)
 {
 	struct json_object *o;
+	size_t k;
 	int ret;
 
 	if (wa_json_bytes(s, n, why, size) < 0)
 		return -1;
 	if (n > 0 && s[n - 1] == '\r')
 		n--;
-	if (r->format == 0 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
-		s += 3;
-		n -= 3;
+	if (r->format == 0) {
+		k = wa_utf8_bom(s, n);
+		s += k;
+		n -= k;
 	}
 	if (blank(s, n))
 		return 0;
