@@ -54,7 +54,11 @@ fake_stop
 # A phone-number id that is not an id (issue 27, item 12): wa-fake-api
 # once took any bytes of the URL and put them in its webhooks, which were
 # then not UTF-8 and refused whole by wa-webhook. Graph answers a POST to
-# what is no object with 400, code 100, subcode 33; no webhook follows.
+# what is no object with 400, code 100, subcode 33, a GraphMethodException
+# "Unsupported post request. Object with ID '...' does not exist, ..."
+# (../shared/research/cloud-api-2026.md, §3 "Error codes: additions and
+# corrections", the 100 + error_subcode 33 row, and the public reports it
+# cites); no webhook follows.
 mkdir -p "$T/recv"
 bg perl "$TOP/tests/hookrecv.pl" "$T/recv.port" "$T/recv"
 wait_for 30 test -s "$T/recv.port" || bail 'the receiver did not start'

@@ -900,8 +900,9 @@ error_body(struct wa_buf *b, long code, int bad)
 
 /*
  * Graph's answer to a POST to what is not an object id (HTTP 400, code
- * 100, subcode 33, a GraphMethodException), the id quoted as valid UTF-8:
- * a byte that is not becomes U+FFFD, and it is cut at 200 bytes.
+ * 100, subcode 33, a GraphMethodException: cloud-api-2026.md §3), the id
+ * quoted as valid UTF-8: a byte that is not becomes U+FFFD, and it is
+ * cut at 200 bytes.
  */
 static void
 noobject_body(struct wa_buf *b, const struct req *q)
