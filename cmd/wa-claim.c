@@ -37,15 +37,15 @@
 #include "core/out.h"
 #include "core/sig.h"
 #include "records/claim.h"
+#include "pg/blocked.h"
 #include "pg/pg.h"
 
 /* The rules of the road are the schema's (sql/schema.sql, wapipe_claim). */
 static const char *claim_sql = "SELECT * FROM wapipe_claim($1, $2)";
 
 /*
- * Why nothing was claimed: the campaign's state and what is left; on a
- * number at its messaging limit, the ms until a place frees, the limit
- * and its period; an urgent campaign on the number that goes first.
+ * Why nothing was claimed: the campaign's state and what is left (a
+ * number at its limit, or an urgent campaign first: pg/blocked.c).
  */
 static const char *left_sql =
     "SELECT c.state, coalesce(c.state_reason, ''),"
@@ -57,22 +57,8 @@ static const char *left_sql =
     "    AND phase = 1 AND status = 'unknown'),"
     "  (SELECT (extract(epoch FROM min(next_attempt_at) - now())"
     "    * 1000)::bigint FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND phase = 0 AND status = 'pending'),"
-    "  f.ms, f.max_people, f.period_s,"
-    "  (SELECT min(u.id) FROM campaigns u"
-    "    WHERE u.phone_number_id = c.phone_number_id AND u.id <> c.id"
-    "    AND c.priority <> 'urgent' AND u.priority = 'urgent'"
-    "    AND u.state = 'running' AND EXISTS (SELECT 1"
-    "    FROM campaign_recipients r WHERE r.campaign_id = u.id"
-    "    AND r.phase = 0 AND r.status = 'pending'"
-    "    AND r.next_attempt_at <= now()))"
-    " FROM campaigns c LEFT JOIN LATERAL (SELECT l.max_people, l.period_s,"
-    "  (extract(epoch FROM u.frees_at - now()) * 1000)::bigint AS ms"
-    "  FROM messaging_limits l,"
-    "  LATERAL limit_used(l.phone_number_id, l.period_s, now()) u"
-    "  WHERE l.phone_number_id = c.phone_number_id"
-    "  AND u.used >= l.max_people) f ON true"
-    " WHERE c.id = $1";
+    "    AND phase = 0 AND status = 'pending')"
+    " FROM campaigns c WHERE c.id = $1";
 
 /* Rows claimed but never written: back to pending, fenced, uncounted. */
 static const char *putback_sql =
@@ -92,11 +78,12 @@ static struct {
 	const char	*campaign;
 	long long	 batch;
 	int		 once;
+	int		 quiet;		/* say nothing of what it waits for */
 	long long	 poll_ms;
 	long long	 pipe_size;
 	long long	 pg_timeout;
 	const char	*conninfo;
-} opt = { NULL, 100, 0, 1000, 32768, WA_PG_TIMEOUT, NULL };
+} opt = { NULL, 100, 0, 0, 1000, 32768, WA_PG_TIMEOUT, NULL };
 
 #define EX_CANCELLED EX_NOPERM	/* 77: sending is no longer allowed */
 
@@ -109,9 +96,10 @@ static struct wa_metric *rows_total, *claims_total, *claim_seconds;
 static void
 usage(FILE *f, int status)
 {
-	fprintf(f, "usage: wa-claim [--once] [-d conninfo] [-n batch] "
-	    "[--pg-timeout secs]\n"
-	    "                [--metrics file [--metrics-label name=value]]\n"
+	fprintf(f, "usage: wa-claim [--once] [-q | --quiet] [-d conninfo] "
+	    "[-n batch]\n"
+	    "                [--pg-timeout secs] "
+	    "[--metrics file [--metrics-label name=value]]\n"
 	    "                [--pipe-size bytes] [--poll-ms ms] "
 	    "-c campaign\n"
 	    "       wa-claim -h | --help | --version\n");
@@ -286,6 +274,8 @@ say(int what, const char *fmt, ...)
 	if (said == what)
 		return;
 	said = what;
+	if (opt.quiet)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
@@ -294,30 +284,26 @@ say(int what, const char *fmt, ...)
 
 /*
  * Rows are left but none could be claimed: says why, once, and returns
- * the ms to wait (at most wait): for retries not yet due (or a send
- * window to open; column 5 of left_sql: ms to the next), for a place
- * under the number's messaging limit (6 to 8), or for an urgent campaign
- * on the number to finish (9).
+ * the ms to wait (at most wait): for an urgent campaign on the number to
+ * finish, for a place under the number's messaging limit, or for retries
+ * not yet due (or a send window to open; column 5 of left_sql: ms to the
+ * next).
  */
 static long long
 waiting(PGresult *res, long long wait)
 {
-	char when[40];
+	char when[40], why[512];
 	long long ms;
 
-	if (!PQgetisnull(res, 0, 9)) {
-		say(3, "waits while urgent campaign %s on its number has rows "
-		    "to send", PQgetvalue(res, 0, 9));
+	switch (wa_blocked(db, opt.campaign, &ms, why, sizeof why)) {
+	case WA_BLOCKED_URGENT:
+		say(3, "%s", why);
 		return wait;
-	}
-	if (!PQgetisnull(res, 0, 6)) {
-		ms = atoll(PQgetvalue(res, 0, 6));
-		say(2, "its number has messaged its limit of %s people in %s "
-		    "s; the next place frees at %s (in %lld s)",
-		    PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 8),
-		    wa_rfc3339(when, sizeof when, wa_unix_ms() + ms),
-		    (ms + 999) / 1000);
+	case WA_BLOCKED_LIMIT:
+		say(2, "%s", why);
 		return ms < wait ? (ms < 20 ? 20 : ms) : wait;
+	case WA_BLOCKED_NOT:
+		break;
 	}
 	if (*PQgetvalue(res, 0, 2) != 't' || PQgetisnull(res, 0, 5))
 		return wait;
@@ -384,7 +370,7 @@ dry(int *status)
 	} else if (opt.once) {
 		said = 0;
 		waiting(res, 0);
-		if (said == 0)
+		if (said == 0 && !opt.quiet)
 			wa_warn("campaign %s: nothing ready now; rows %s",
 			    opt.campaign, pending ? "wait for a retry" :
 			    "are still being sent");
@@ -421,6 +407,7 @@ main(int argc, char **argv)
 		{ "pg-timeout", required_argument, NULL, 'T' },
 		{ "pipe-size", required_argument, NULL, 'P' },
 		{ "poll-ms", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -435,7 +422,7 @@ main(int argc, char **argv)
 	int c, i, rows, status, gone, fl, stop = 0;
 
 	wa_prog = "wa-claim";
-	while ((c = getopt_long(argc, argv, "c:d:hn:", longs, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "c:d:hn:q", longs, NULL)) != -1)
 		switch (c) {
 		case 'c':
 			wa_num(optarg, 1, LLONG_MAX, "campaign");
@@ -446,6 +433,9 @@ main(int argc, char **argv)
 			break;
 		case 'n':
 			opt.batch = wa_num(optarg, 1, 100000, "batch");
+			break;
+		case 'q':
+			opt.quiet = 1;
 			break;
 		case '1':
 			opt.once = 1;

@@ -17,7 +17,7 @@
  * the program at once. When the API has been unreachable for
  * --outage-after seconds it gives up the same way, answering "outage".
  *
- * Exits 0; 75 if a campaign halted; 69 if the API was unreachable at the
+ * Exits 0; 79 if a campaign halted; 69 if the API was unreachable at the
  * end; 74 when reading stdin or writing the reject file fails, or its
  * reader has gone (noticed even while it waits); 65 if an
  * input line was rejected (in that order: the first that applies); 78
@@ -482,7 +482,7 @@ main(int argc, char **argv)
 		wa_multi_free(multi);
 	curl_slist_free_all(headers);
 	if (wa_guard_halts(guard) > 0)
-		r = EX_TEMPFAIL;
+		r = WA_EX_HALTED;
 	else if (*gaveup || wa_guard_outage(guard, NULL) > 0)
 		r = EX_UNAVAILABLE;
 	else if (failed)

@@ -14,9 +14,11 @@ set -eu
 # tests/91-metrics.t. Those tests skip without them. g++ and
 # libphonenumber-dev build lib/records/numplan.cc (import's numbering
 # plans); tzdata's zone1970.tab gives each recipient's time zone.
+# pgbouncer: tests/24-campaign-run-once.t runs one in its temp dir (its
+# own socket, no TCP) in front of the test cluster, transaction pooling.
 pkgs="gcc g++ make pkg-config libc6-dev libpq-dev libcurl4-openssl-dev
 libjson-c-dev libmicrohttpd-dev libssl-dev libphonenumber-dev tzdata
-postgresql postgresql-client
+postgresql postgresql-client pgbouncer
 perl curl jq mandoc procps pv wrk util-linux openssl
 dpkg-dev binutils lintian systemd man-db nginx shellcheck
 chromium prometheus prometheus-node-exporter"

@@ -16,9 +16,9 @@ CREATE TABLE IF NOT EXISTS wapipe_schema (
 );
 DO $$
 BEGIN
-	IF (SELECT max(version) FROM wapipe_schema) > 3 THEN
+	IF (SELECT max(version) FROM wapipe_schema) > 4 THEN
 		RAISE EXCEPTION 'the database''s schema is version %, newer '
-		    'than this one (3): install the wapipe that made it',
+		    'than this one (4): install the wapipe that made it',
 		    (SELECT max(version) FROM wapipe_schema);
 	END IF;
 END $$;
@@ -741,6 +741,22 @@ BEGIN
 END
 $$;
 
+-- One wa-campaign run per campaign (version 4): the run that holds it,
+-- where (host, boot, pid and that process's start time, against a pid
+-- used again) and since when, and its last beat (every 10 s). A row,
+-- not a session's advisory lock, so that it holds through a pooler in
+-- transaction pooling. See cmd/wa-campaign/runlock.c.
+CREATE TABLE IF NOT EXISTS campaign_runs (
+	campaign_id	bigint PRIMARY KEY REFERENCES campaigns
+			    ON DELETE CASCADE,
+	host		text NOT NULL,
+	boot_id		text NOT NULL,
+	pid		integer NOT NULL,
+	pid_start	bigint NOT NULL,
+	since		timestamptz NOT NULL DEFAULT now(),
+	beat_at		timestamptz NOT NULL DEFAULT now()
+);
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
-INSERT INTO wapipe_schema (version) VALUES (3);
+INSERT INTO wapipe_schema (version) VALUES (4);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # wa-campaign run: a campaign to its end through the four stages, with
-# each way it can end: completed (0), halted (75, the reason said),
+# each way it can end: completed (0), halted (79, the reason said),
 # Postgres down past --pg-timeout (69), the API down past --outage-after
 # (69), rows nothing settles in time (76), cancelled (77), stopped by
 # SIGINT (75, drained, the rerun completes), run itself killed -9 (the
@@ -69,8 +69,8 @@ like "$(cat "$T/err")" "wa-campaign: campaign $c is completed: 50 rows, 50 sent,
     "the end says so"
 like "$(cat "$T/err")" "wa-campaign: campaign $c: 49/50 .*1 retry pending, the next at [0-9T:.-]+Z" \
     "a round that leaves a retry says when it is due"
-like "$(cat "$T/err")" "^[0-9T:.-]+Z wa-claim: " \
-    "the stages' messages carry the time too"
+like "$(cat "$T/err")" "^[0-9T:.-]+Z campaign $c: completed" \
+    "the stages' lines carry the time too (wa-reconcile's report)"
 exits 0 "run again: completed already, 0" wa-campaign run "$c"
 wa-campaign watch "$c" >"$T/watch" 2>&1
 is "$?" 0 "watch exits 0 on a completed campaign"
@@ -107,7 +107,8 @@ is "$(jq -r 'select(.attempt == 1 and .dry_run.body.template.name ==
     "reminder") | .to' "$T/dry" | sort -u | wc -l | tr -d ' ')" 27 \
     "the body and the attempt the claim would give"
 is "$(jq -s length "$FAKE_LOG")" 0 "no call was made"
-exits 75 "run of the draft itself: 75" wa-campaign run "$c"
+exits 79 "run of the draft itself: 79, a person must start it" \
+    wa-campaign run "$c"
 sql "update campaigns set state = 'running' where id = $c"
 
 # Cancelled: 77 at once.
@@ -115,13 +116,18 @@ sql "update campaigns set state = 'cancelled' where id = $c"
 exits 77 "a cancelled campaign: 77" wa-campaign run "$c"
 fake_stop
 
-# Halted: a missing template stops the campaign; 75 with the reason.
+# Halted: a missing template stops the campaign; 79 with the reason, and
+# again 79 while it stays paused by the halt.
 fake_start --rate 0 --latency-ms 5 --templates other
 c=$(campaign 50)
 wa-campaign run "$c" 2>"$T/err"
-is "$?" 75 "a missing template halts the campaign: 75"
-like "$(cat "$T/err")" "wa-campaign: campaign $c (halted|is paused): .*132001" \
-    "the reason is on stderr"
+is "$?" 79 "a missing template halts the campaign: 79"
+like "$(cat "$T/err")" "wa-campaign: campaign $c (halted|is paused): .*132001.*wa-campaign resume $c" \
+    "the reason is on stderr, and what to do"
+exits 79 "run again before anyone acts: 79 still" wa-campaign run "$c"
+wa-campaign resume "$c" && wa-campaign pause --reason "by hand" "$c"
+exits 75 "paused by a person instead: 75, run it again later" \
+    wa-campaign run "$c"
 is "$(count sending)" 0 "no row is left sending"
 fake_stop
 
@@ -159,7 +165,7 @@ c=$(campaign 100)
 wa-campaign pause "$c" && wa-campaign set --breaker 10 "$c" 2>/dev/null &&
     wa-campaign resume "$c"
 wa-campaign run -j 1 "$c" 2>"$T/err"
-is "$?" 75 "a breaker of 10 halts the campaign: 75"
+is "$?" 79 "a breaker of 10 halts the campaign: 79"
 n=$(jq -s length "$FAKE_LOG")
 ok "after 10 calls or so, not 50 ($n)" test "$n" -ge 10 -a "$n" -le 12
 is "$(count sending)" 0 "no row is left sending"

@@ -41,7 +41,7 @@ done >"$T/in"
 # The timeout: only the call that hangs may reach it, however busy the
 # machine.
 wa-send -j 20 --timeout-ms 5000 <"$T/in" >"$T/out" 2>"$T/err"
-is $? 75 'a run with campaign-fatal answers exits 75'
+is $? 79 'a run with campaign-fatal answers exits 79'
 is "$(wc -l <"$T/out")" 20 'one result line per request'
 is "$(jq -s 'map(.id) | sort | join(",")' "$T/out")" \
     "\"$(seq -s, 1 20)\"" 'every request answered once'

@@ -32,7 +32,7 @@ fake_start --rate 0 --pair-ms 0 --script 01=132001 --script 02=131026 \
 	req 7 +15550000700 100 11
 } >"$T/in"
 wa-send -j 1 <"$T/in" >"$T/out" 2>"$T/err"
-is $? 75 'a halt exits 75'
+is $? 79 'a halt exits 79'
 is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" \
     'sent halt halt halt halt halt sent ' 'after the halt, its campaign halts'
 is "$(calls '^+155500003')" 0 'the fake saw no call after the halt'
@@ -51,7 +51,7 @@ is "$(cat "$T/err")" '' 'wa-throttle -r makes the bucket after wa-send ran'
 for i in 1 2 3 4 5 6; do req "$((20 + i))" "+155500010${i}02" 101 20; done \
     >"$T/in"
 wa-send -j 1 --breaker 3 <"$T/in" >"$T/out" 2>"$T/err"
-is $? 75 'a breaker trip exits 75'
+is $? 79 'a breaker trip exits 79'
 is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" \
     'failed failed halt halt halt halt ' 'the third failure in a row halts'
 is "$(calls '^+155500010.02$')" 3 'the fake saw three calls'

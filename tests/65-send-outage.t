@@ -120,7 +120,7 @@ is "$(jq -r .result.class "$T/out" | sort | uniq -c | tr -s ' ')" \
     ' 6 transient' 'six 131000s in a row: transient, no outage'
 { req 301; echo 'not json'; req 302; } >"$T/in"
 wa-send -j 1 <"$T/in" >"$T/out" 2>"$T/err"
-is $? 75 'a halt and a rejected line: 75'
+is $? 79 'a halt and a rejected line: 79'
 { req 303 9003 3; echo 'not json'; } |
     WA_API_BASE=http://127.0.0.1:1/v21.0 wa-send >"$T/out" 2>"$T/err"
 is $? 69 'an outage and a rejected line: 69'
@@ -129,7 +129,7 @@ is $? 69 'an outage and a rejected line: 69'
 	for i in 331 431 531 631 731; do req "$i" 9005 5; done
 	echo 'not json'
 } | wa-send -j 1 >"$T/out" 2>"$T/err"
-is $? 75 'a halt, an outage (five 503s) and a rejected line: 75'
+is $? 79 'a halt, an outage (five 503s) and a rejected line: 79'
 like "$(cat "$T/err")" 'the API cannot be reached' '... the outage was seen'
 
 done_testing

@@ -24,7 +24,7 @@ c=$(campaign 60)
 # halts the campaign with it.
 wa-claim -c "$c" --once 2>"$T/claim.err" >"$T/in"
 wa-send -j 1 <"$T/in" >"$T/out" 2>"$T/err"
-is $? 75 'the halt: exit 75'
+is $? 79 'the halt: exit 79'
 ok 'the results are valid UTF-8' iconv -f UTF-8 -t UTF-8 "$T/out" -o /dev/null
 is "$(jq -c . "$T/out" | wc -l)" 60 '... and valid JSON, a line per request'
 jq -r 'select(.to == "+15550000051") | .result.error.title' "$T/out" \

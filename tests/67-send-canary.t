@@ -20,7 +20,7 @@ fake_start --rate 0 --pair-ms 0 --latency-ms 250 --templates reminder
 # A missing template, 300 slots, 250 ms latency: one call, then a halt.
 reqs 1 nosuch 300 1 >"$T/in"
 wa-send -j 300 --metrics "$T/m" <"$T/in" >"$T/out" 2>"$T/err"
-is $? 75 'a missing template halts: exit 75'
+is $? 79 'a missing template halts: exit 79'
 is "$(jq -s length "$FAKE_LOG")" 1 'exactly one call reached the API'
 is "$(jq -r .result.outcome "$T/out" | sort | uniq -c | tr -s ' ')" \
     ' 300 halt' 'every request is answered halt'
@@ -32,7 +32,7 @@ like "$(unlabel "$T/m")" 'wa_send_in_flight_max 1$' 'never more than one call ou
 : >"$FAKE_LOG"
 reqs 2 reminder 300 1001 >"$T/in"
 WA_TOKEN=wrong wa-send -j 300 <"$T/in" >"$T/out" 2>"$T/err"
-is $? 75 'a bad token halts: exit 75'
+is $? 79 'a bad token halts: exit 79'
 is "$(jq -s length "$FAKE_LOG")" 1 'exactly one call with the bad token'
 is "$(jq -r .code "$FAKE_LOG")" 190 '... answered 190'
 
@@ -42,7 +42,7 @@ is "$(jq -r .code "$FAKE_LOG")" 190 '... answered 190'
 : >"$FAKE_LOG"
 { reqs 3 reminder 100 2001; reqs 4 nosuch 100 3001; } >"$T/in"
 wa-send -j 100 --metrics "$T/m" <"$T/in" >"$T/out" 2>"$T/err"
-is $? 75 'one campaign halted beside a good one: exit 75'
+is $? 79 'one campaign halted beside a good one: exit 79'
 is "$(jq -r 'select(.campaign_id == 3) | .result.outcome' "$T/out" |
     sort | uniq -c | tr -s ' ')" ' 100 sent' 'the good campaign is all sent'
 is "$(jq -r 'select(.template == "nosuch") | .to' "$FAKE_LOG" | wc -l)" 1 \

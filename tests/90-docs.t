@@ -45,10 +45,12 @@ src_opts_all() {
 	done | sort -u
 }
 
-# codes FILE...: the sysexits codes FILE... use, as numbers, one a line.
+# codes FILE...: the exit codes FILE... use (sysexits' and wapipe's own,
+# WA_EX_ in core/err.h), as numbers, one a line.
 codes() {
-	grep -ohE '\bEX_[A-Z]+\b' "$@" | sort -u >"$T/ex"
-	{ echo '#include <sysexits.h>'; cat "$T/ex"; } | ${CC:-cc} -E -P - |
+	grep -ohE '\b(WA_)?EX_[A-Z]+\b' "$@" | sort -u >"$T/ex"
+	{ echo '#include "core/err.h"'; cat "$T/ex"; } |
+	    ${CC:-cc} -I"$TOP/lib" -E -P - |
 	    grep -E '^[0-9]+$' | sort -un
 }
 

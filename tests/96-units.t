@@ -129,8 +129,19 @@ sendto=$(grep -A1 'Fl \\-timeout-ms' "$TOP/man/wa-send.1" |
     sed -n 's/.*(default \([0-9]*\)).*/\1/p')
 ok "$U: TimeoutStopSec ($stop s) > wa-send's --timeout-ms ($sendto ms)" \
     test "$((stop * 1000))" -gt "$((sendto * 2))"
-like "$(key $U RestartPreventExitStatus)" '\b75\b' \
-    "$U: a paused or halted campaign is not restarted"
+# Restart policies follow wapipe(7)'s exit table: the codes marked "no"
+# are the ones no unit restarts after, and every service restarts after
+# the others.
+nos=$(sed -n 's/^\.It .* Ta \([0-9, ]*\) Ta no$/\1/p' "$TOP/man/wapipe.7" |
+    tr ', ' '\n\n' | grep -v '^0\?$' | sort -n | tr '\n' ' ')
+like "$nos" '^64 65 66 77 78 79 80 $' "wapipe(7)'s table says which codes stop"
+for u in $units; do
+	case $u in *.timer) continue ;; esac
+	[ "$(key "$u" Type)" = oneshot ] && continue	# its timer reruns it
+	is "$(key "$u" Restart):$(key "$u" RestartPreventExitStatus |
+	    tr ' ' '\n' | sort -n | tr '\n' ' ')" "on-failure:$nos" \
+	    "$u: restarts as wapipe(7)'s exit table says"
+done
 like "$(key $U EnvironmentFile)" '^-/etc/wapipe/campaign-%i.conf' \
     "$U: a campaign's own settings, if any"
 

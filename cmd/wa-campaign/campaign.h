@@ -6,7 +6,8 @@
  * pause, resume, cancel), status.c (status, list), watch.c (watch, and
  * the line of progress run draws), report.c and html.c (report),
  * export.c, requeue.c, rules.c (limit, suppress), phonelist.c (the
- * files of numbers requeue and suppress read), migrate.c, run.c.
+ * files of numbers requeue and suppress read), migrate.c, run.c and
+ * runlock.c (one run per campaign).
  */
 #ifndef WA_CAMPAIGN_H
 #define WA_CAMPAIGN_H
@@ -71,6 +72,16 @@ int cmd_run(struct opts *o);
  * when there is none.
  */
 const char *campaign_state(PGconn *conn, const char *id, int lock);
+
+/*
+ * runlock.c: one run per campaign. runlock_take holds campaign id for
+ * this process: 0, or -1 after saying who holds it (host, pid, since
+ * when); runlock_beat keeps it (call it often: it writes every 10 s at
+ * most): -1 once another run took it over; runlock_free lets it go.
+ */
+int runlock_take(struct wa_pg *db, const char *id);
+int runlock_beat(struct wa_pg *db);
+void runlock_free(struct wa_pg *db);
 
 /*
  * import.c: sets a completed campaign that has pending rows running

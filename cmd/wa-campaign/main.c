@@ -127,7 +127,7 @@ static const struct cmd {
 	{ "list", 0, 0, 0, O(JSON), cmd_list, "list [--json]" },
 	{ "migrate", 0, 0, 0, 0, cmd_migrate, "migrate" },
 	{ "run", 1, 1, 1, OWN, cmd_run,
-	    "run [-n | --dry-run] [-r | --rate rate]\n"
+	    "run [-n | --dry-run] [--until-idle] [-r | --rate rate]\n"
 	    "      [-b | --burst n] [-j | --concurrency n] [--timeout-ms ms]\n"
 	    "      [--outage-after secs] [--pg-timeout secs] "
 	    "[--stale-after secs]\n"

@@ -30,14 +30,22 @@
  * row would get (wa-send --dry-run's form: the URL and the body), read
  * in a read-only transaction: no row changes.
  *
- * Exits 0 when the campaign is completed; 75 when it is paused, halted,
- * not started, or stopped by a signal; 77 when it is cancelled; 69 when
- * Postgres or the API stays down; 76 when rows are left that neither
- * the pipeline nor wa-reconcile can settle within --settle-max; 78 at
- * once without an API token (WA_TOKEN_FILE or WA_TOKEN), as wa-send
- * would; a stage's own status when it fails otherwise (the most
- * downstream one's: 65, 74, 78...), 70 when one is killed; 64 on a
- * usage error; with --dry-run 0, or 65 when a row would be refused.
+ * One run per campaign (runlock.c): a second one says who runs it and
+ * exits 80. With --until-idle, run exits as soon as only long waits are
+ * left (more than a minute: retries, the messaging limit, an urgent
+ * campaign, rows for wa-reconcile), saying what waits and until when:
+ * for cron.
+ *
+ * Exits (wapipe(7)) 0 when the campaign is completed; 79 when a person
+ * must act: it halted, or it is not started; 75 when it may go on later:
+ * paused, stopped by a signal, or (--until-idle) waiting; 77 when it is
+ * cancelled; 80 when another run holds it; 69 when Postgres or the API
+ * stays down; 76 when rows are left that neither the pipeline nor
+ * wa-reconcile can settle within --settle-max; 78 at once without an
+ * API token (WA_TOKEN_FILE or WA_TOKEN), as wa-send would; a stage's own
+ * status when it fails otherwise (the most downstream one's: 65, 74,
+ * 78...), 70 when one is killed; 64 on a usage error; with --dry-run 0,
+ * or 65 when a row would be refused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,10 +66,12 @@
 #include "records/json.h"
 #include "records/request.h"
 #include "api/base.h"
+#include "pg/blocked.h"
 #include "pg/pg.h"
 #include "campaign.h"
 
 #define EX_UNSETTLED 76	/* rows left that nothing settles in time */
+#define IDLE_MS 60000	/* a wait longer than this ends --until-idle */
 
 enum { CLAIM, THROTTLE, SEND, RECORD, RECONCILE, NSTAGE };
 
@@ -81,6 +91,7 @@ static struct {
 	long long	 stale, unknown;	/* wa-reconcile's thresholds */
 	long long	 settle_max;
 	int		 dry;
+	int		 idle;		/* --until-idle */
 	struct args	 extra[NSTAGE];	/* --claim-opt ... --reconcile-opt */
 } opt = { .pg_timeout = WA_PG_TIMEOUT, .stale = 600, .unknown = 600,
     .settle_max = 3600 };
@@ -96,6 +107,7 @@ static size_t rlen;
 static char weight[16] = "1";	/* the campaign's, at this round */
 static char breaker[16];	/* its breaker, or "": wa-send's default */
 static int urgent;
+static int lost;		/* another run took the campaign over */
 
 static void
 add(struct args *a, const char *s)
@@ -143,8 +155,10 @@ argv_of(int k, struct args *a)
 		add(a, "-c");
 		add(a, opt.id);
 	}
-	if (k == CLAIM)
+	if (k == CLAIM) {
 		add(a, "--once");
+		add(a, "-q");	/* run says what it waits for, once */
+	}
 	if (k == CLAIM || k == RECORD || k == RECONCILE)
 		addn(a, "--pg-timeout", opt.pg_timeout);
 	if (k == THROTTLE) {
@@ -300,7 +314,9 @@ await(const pid_t *pids, int *st, int n, pid_t pg)
 			progress(1);
 			drawn = wa_now_ms();
 		}
-		wa_wait(&pfd, tty, tty ? 1000 : -1);
+		if (runlock_beat(db) < 0)
+			lost = 1;
+		wa_wait(&pfd, tty, tty ? 1000 : 5000);
 	}
 }
 
@@ -356,7 +372,7 @@ share(void)
 
 /*
  * One pipeline to the end: -1 to go on, or run's exit status. The
- * verdict: a stop; a halt (wa-send 75); Postgres or the API down (any
+ * verdict: a stop; a halt (wa-send 79); Postgres or the API down (any
  * 69); cancelled (wa-claim 77); any other failure, as the stage had it.
  */
 static int
@@ -385,13 +401,14 @@ pipeline(void)
 	if (wa_stopping)
 		return stopped();
 	unshow();
-	if (st[SEND] == EX_TEMPFAIL) {
+	if (st[SEND] == WA_EX_HALTED) {
 		if (snap_take(db, opt.id, &s, 1) == 0 && *s.reason)
-			wa_warn("campaign %s halted: %s", opt.id, s.reason);
+			wa_warn("campaign %s halted: %s; fix the cause, then "
+			    "wa-campaign resume %s", opt.id, s.reason, opt.id);
 		else
 			wa_warn("campaign %s halted (wa-send says why above)",
 			    opt.id);
-		return EX_TEMPFAIL;
+		return WA_EX_HALTED;
 	}
 	for (i = 0; i < 4; i++)
 		if (st[i] == EX_UNAVAILABLE) {
@@ -427,11 +444,14 @@ nap(int64_t ms)
 {
 	int64_t end = wa_now_ms() + ms, now;
 
-	while ((now = wa_now_ms()) < end && !wa_stopping) {
+	while ((now = wa_now_ms()) < end && !wa_stopping && !lost) {
 		progress(1);
-		wa_sleep_ms(tty && end - now > 1000 ? 1000 : end - now);
+		if (runlock_beat(db) < 0)
+			lost = 1;
+		wa_sleep_ms(end - now > (tty ? 1000 : 5000) ? (tty ? 1000 :
+		    5000) : end - now);
 	}
-	return wa_stopping ? -1 : 0;
+	return wa_stopping || lost ? -1 : 0;
 }
 
 static long long
@@ -440,34 +460,124 @@ min_ms(long long a, long long b)
 	return a < 0 ? b : b < 0 || a < b ? a : b;
 }
 
+/* A nap cut short: by a stop, or by another run taking over. */
+static int
+cut(void)
+{
+	unshow();
+	return lost ? WA_EX_BUSY : stopped();
+}
+
+/*
+ * Due rows a round left where they were: what holds them back (the
+ * number's messaging limit, an urgent campaign; else another claimer's
+ * locks), said once (*said: what was); naps until it may have passed.
+ * -1 to go on, or run's exit status: 75 with --until-idle when the wait
+ * is long.
+ */
+static int
+held_back(int idle, enum wa_blocked *said)
+{
+	char why[512];
+	long long ms, wait;
+	enum wa_blocked b = wa_blocked(db, opt.id, &ms, why, sizeof why);
+
+	wait = b == WA_BLOCKED_LIMIT ? ms + 100 : b == WA_BLOCKED_URGENT ?
+	    5000 : idle < 6 ? 100LL << idle : 5000;
+	if (b != WA_BLOCKED_NOT && opt.idle && (b == WA_BLOCKED_URGENT ||
+	    ms > IDLE_MS)) {
+		unshow();
+		wa_warn("campaign %s %s: run it again then", opt.id, why);
+		return EX_TEMPFAIL;
+	}
+	if (b != WA_BLOCKED_NOT && b != *said) {
+		unshow();
+		wa_warn("campaign %s %s", opt.id, why);
+	}
+	*said = b;
+	return nap(wait) < 0 ? cut() : -1;
+}
+
+/* --until-idle, and nothing is due for wait ms: says what waits; 75. */
+static int
+idle_exit(const struct snap *s, long long wait)
+{
+	char when[40];
+
+	unshow();
+	wa_warn("campaign %s: nothing to do before %s (in %lld s): %lld "
+	    "rows pending (retries or a send window), %lld unknown, %lld "
+	    "sending (wa-reconcile settles those); run it again then",
+	    opt.id, wa_rfc3339(when, sizeof when, wa_unix_ms() + wait),
+	    (wait + 999) / 1000, s->pending, s->unknown, s->sending);
+	return EX_TEMPFAIL;
+}
+
+/* The campaign left running: says how it ended; run's exit status. */
+static int
+ended(const struct snap *s)
+{
+	char nosend[128] = "";
+	long long never;
+
+	unshow();
+	if (strcmp(s->state, "completed") == 0) {
+		never = s->suppressed + s->expired;
+		if (never > 0)
+			snprintf(nosend, sizeof nosend, ", %lld never sent "
+			    "(%lld suppressed, %lld expired)", never,
+			    s->suppressed, s->expired);
+		wa_warn("campaign %s is completed: %lld rows, %lld sent, %lld "
+		    "failed%s; wa-campaign status %s for the report", opt.id,
+		    s->total, s->done - s->failed - never, s->failed, nosend,
+		    opt.id);
+		return 0;
+	}
+	if (strcmp(s->state, "cancelled") == 0) {
+		wa_warn("campaign %s is cancelled%s%s: nothing more is sent",
+		    opt.id, *s->reason ? ": " : "", s->reason);
+		return EX_NOPERM;
+	}
+	if (strcmp(s->state, "draft") == 0) {
+		wa_warn("campaign %s is not started: wa-campaign start %s",
+		    opt.id, opt.id);
+		return WA_EX_HALTED;
+	}
+	if (strncmp(s->reason, "halt:", 5) == 0) {
+		wa_warn("campaign %s is %s: %s; fix the cause, then "
+		    "wa-campaign resume %s", opt.id, s->state, s->reason,
+		    opt.id);
+		return WA_EX_HALTED;
+	}
+	wa_warn("campaign %s is %s%s%s", opt.id, s->state,
+	    *s->reason ? ": " : "", s->reason);
+	return EX_TEMPFAIL;
+}
+
 /* The rounds, until the campaign ends or cannot go on. */
 static int
 loop(void)
 {
 	struct snap s;
-	long long wait, stuck = -1, last = -1, never;
-	char nosend[128] = "";
+	long long wait, stuck = -1, done = -1, due = -1;
+	enum wa_blocked said = WA_BLOCKED_NOT;
 	int r, idle = 0;
 
 	for (;;) {
-		if (wa_stopping)
-			return stopped();
+		if (wa_stopping || lost)
+			return cut();
 		if (snap_take(db, opt.id, &s, 1) != 0)
 			wa_die(EX_USAGE, "campaign %s is gone: it was deleted",
 			    opt.id);
 		if (strcmp(s.state, "running") != 0)
 			break;
 		if (s.due > 0) {
-			/*
-			 * A round that moved nothing (the due rows are
-			 * another claimer's): wait a little, longer each
-			 * time, rather than spin.
-			 */
-			idle = s.done + s.pending == last ? idle + 1 : 0;
-			last = s.done + s.pending;
-			if (idle > 0 && nap(idle < 6 ? 100LL << idle :
-			    5000) < 0)
-				return stopped();
+			/* A round that moved nothing: what holds it back? */
+			idle = s.done == done && s.due == due ? idle + 1 : 0;
+			done = s.done;
+			due = s.due;
+			if (idle > 0 && (r = held_back(idle, &said)) >= 0)
+				return r;
 			if ((r = pipeline()) >= 0)
 				return r;
 			stuck = -1;
@@ -488,6 +598,8 @@ loop(void)
 		if (wait < 0)
 			wait = 0;
 		wait += 100;	/* past the threshold, not on it */
+		if (opt.idle && wait > IDLE_MS)
+			return idle_exit(&s, wait);
 		if (s.pending == 0 && s.unknown + s.sending > 0) {
 			if (stuck < 0)
 				stuck = s.at;
@@ -502,33 +614,9 @@ loop(void)
 			}
 		}
 		if (nap(wait) < 0)
-			return stopped();
+			return cut();
 	}
-	unshow();
-	if (strcmp(s.state, "completed") == 0) {
-		never = s.suppressed + s.expired;
-		if (never > 0)
-			snprintf(nosend, sizeof nosend, ", %lld never sent "
-			    "(%lld suppressed, %lld expired)", never,
-			    s.suppressed, s.expired);
-		wa_warn("campaign %s is completed: %lld rows, %lld sent, %lld "
-		    "failed%s; wa-campaign status %s for the report", opt.id,
-		    s.total, s.done - s.failed - never, s.failed, nosend,
-		    opt.id);
-		return 0;
-	}
-	if (strcmp(s.state, "cancelled") == 0) {
-		wa_warn("campaign %s is cancelled%s%s: nothing more is sent",
-		    opt.id, *s.reason ? ": " : "", s.reason);
-		return EX_NOPERM;
-	}
-	if (strcmp(s.state, "draft") == 0)
-		wa_warn("campaign %s is not started: wa-campaign start %s",
-		    opt.id, opt.id);
-	else
-		wa_warn("campaign %s is %s%s%s", opt.id, s.state,
-		    *s.reason ? ": " : "", s.reason);
-	return EX_TEMPFAIL;
+	return ended(&s);
 }
 
 /*
@@ -621,7 +709,7 @@ int
 cmd_run(struct opts *o)
 {
 	enum { O_STALE = 256, O_UNKNOWN, O_SETTLE, O_PGT, O_TIMEOUT,
-	    O_OUTAGE, O_OPT };
+	    O_OUTAGE, O_IDLE, O_OPT };
 	static const struct option longs[] = {
 		{ "burst", required_argument, NULL, 'b' },
 		{ "concurrency", required_argument, NULL, 'j' },
@@ -634,6 +722,7 @@ cmd_run(struct opts *o)
 		{ "stale-after", required_argument, NULL, O_STALE },
 		{ "timeout-ms", required_argument, NULL, O_TIMEOUT },
 		{ "unknown-after", required_argument, NULL, O_UNKNOWN },
+		{ "until-idle", no_argument, NULL, O_IDLE },
 		{ "claim-opt", required_argument, NULL, O_OPT + CLAIM },
 		{ "throttle-opt", required_argument, NULL, O_OPT + THROTTLE },
 		{ "send-opt", required_argument, NULL, O_OPT + SEND },
@@ -685,6 +774,9 @@ cmd_run(struct opts *o)
 		case O_PGT:
 			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
 			    "pg-timeout");
+			break;
+		case O_IDLE:
+			opt.idle = 1;
 			break;
 		case O_SETTLE:
 			opt.settle_max = wa_num(optarg, 0, 86400 * 365,
@@ -740,7 +832,8 @@ cmd_run(struct opts *o)
 		if (snap_take(db, opt.id, &s, 1) != 0)
 			wa_die(EX_USAGE, "no campaign %s", opt.id);
 		meter_init(&meter, &s);
-		ret = loop();
+		ret = runlock_take(db, opt.id) < 0 ? WA_EX_BUSY : loop();
+		runlock_free(db);
 	}
 	wa_pg_close(db);
 	for (c = 0; c < NSTAGE; c++)

@@ -18,6 +18,7 @@
 #include "core/sig.h"
 #include "campaign.h"
 
+/* Not prepared: run's statements stand alone, as a pooler needs. */
 static const char *snap_sql =
     "SELECT c.state, coalesce(c.state_reason, ''), s.* FROM campaigns c,"
     " LATERAL (SELECT count(*),"
@@ -44,8 +45,8 @@ static const char *snap_sql =
 int
 snap_take(struct wa_pg *db, const char *id, struct snap *s, int wait)
 {
-	PGresult *res = wait ? wa_pg_need(db, "wa_snap", snap_sql, 1, &id) :
-	    wa_pg_try(db, "wa_snap", snap_sql, 1, &id);
+	PGresult *res = wait ? wa_pg_need(db, NULL, snap_sql, 1, &id) :
+	    wa_pg_try(db, NULL, snap_sql, 1, &id);
 	long long *f[] = { &s->total, &s->done, &s->failed, &s->pending,
 	    &s->due, &s->sending, &s->unknown, &s->next_ms, &s->unknown_age,
 	    &s->sending_age, &s->suppressed, &s->expired };

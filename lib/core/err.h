@@ -10,6 +10,14 @@
 #include <stddef.h>
 #include <sysexits.h>
 
+/*
+ * wapipe's own codes, past sysexits' (wapipe(7) has the whole table):
+ * a halt, where a person must act before anything more is sent, and a
+ * campaign another wa-campaign run already runs.
+ */
+#define WA_EX_HALTED	79
+#define WA_EX_BUSY	80
+
 /* WA_VERSION, the release, comes from the Makefile's VERSION (-D). */
 
 extern const char *wa_prog;	/* set by main: the name in every message */
