@@ -123,6 +123,7 @@ campaign() {
 	case $rc in
 	0) ;;
 	75) say "campaign $id was paused or stopped:" ;;
+	79) say "campaign $id halted (the reason is above):" ;;
 	*) die "wa-campaign run exited $rc" ;;
 	esac
 	# The last statuses are still on their way: give them a moment.
