@@ -6,8 +6,8 @@
  * pause, resume, cancel), status.c (status, list), watch.c (watch, and
  * the line of progress run draws), report.c and html.c (report),
  * export.c, requeue.c, rules.c (limit, suppress), phonelist.c (the
- * files of numbers requeue and suppress read), migrate.c, run.c and
- * runlock.c (one run per campaign).
+ * files of numbers requeue and suppress read), migrate.c, run.c with
+ * round.c, dryrun.c and runlock.c (run.h: what they share).
  */
 #ifndef WA_CAMPAIGN_H
 #define WA_CAMPAIGN_H
