@@ -67,8 +67,8 @@ static struct wa_spool *spool;
 static volatile sig_atomic_t broken;
 
 /* The answers, canned; several may share a status. */
-enum { OK, EMPTY, UNSIGNED, FORGED, METHOD, TOO_BIG, UNSTORED, BUSY,
-    FRAMING, NANSWERS };
+enum { OK, EMPTY, UNSIGNED, FORGED, REFUSED, METHOD, TOO_BIG, UNSTORED,
+    BUSY, FRAMING, NANSWERS };
 static const struct {
 	int		 code;
 	const char	*text;
@@ -77,6 +77,8 @@ static const struct {
 	{ 400, "empty body\n" },
 	{ 401, "missing or malformed X-Hub-Signature-256\n" },
 	{ 403, "bad signature\n" },
+	{ 403, "verification refused: hub.mode must be subscribe and "
+	    "hub.verify_token ours\n" },
 	{ 405, "GET or POST only\n" },
 	{ 413, "body too large\n" },
 	{ 503, "cannot store the body now\n" },
@@ -240,7 +242,7 @@ handshake(struct MHD_Connection *c)
 	if (verify_token == NULL || mode == NULL || token == NULL ||
 	    challenge == NULL || strcmp(mode, "subscribe") != 0 ||
 	    !same(token, verify_token))
-		return answer(c, NULL, FORGED);
+		return answer(c, NULL, REFUSED);
 	res = MHD_create_response_from_buffer(strlen(challenge),
 	    (void *)challenge, MHD_RESPMEM_MUST_COPY);
 	MHD_add_response_header(res, "Content-Type", "text/plain");

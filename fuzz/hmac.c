@@ -1,11 +1,14 @@
 /*
  * hmac.c: spool/hmac.h, the X-Hub-Signature-256 header. The input is a
  * secret, a header and a body, split at the first two NULs. A signature
- * is "sha256=" and 64 lowercase hex digits; it verifies its body; a
- * header verifies only when it is that very signature; a body changed
- * by one bit does not verify.
+ * is "sha256=" and 64 lowercase hex digits; it verifies its body, in
+ * upper-case hex too; a header verifies only when it is that very
+ * signature but for the case of its hex digits; a body changed by one
+ * bit does not verify.
  */
 #include "fuzz.h"
+#include <strings.h>
+
 #include "spool/hmac.h"
 
 int
@@ -21,6 +24,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_copy(data, size), sig[WA_SIGNATURE_LEN + 1];
+	char upper[WA_SIGNATURE_LEN + 1];
 	const char *secret, *header, *body;
 	size_t n, i;
 	char *flip;
@@ -45,7 +49,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (sig[i] >= 'a' && sig[i] <= 'f'));
 	PROP(wa_hmac_verify(secret, body, n, sig) == 1);
 	PROP(wa_hmac_verify(secret, body, n, header) ==
-	    (strcmp(header, sig) == 0));
+	    (strlen(header) == WA_SIGNATURE_LEN &&
+	    strncmp(header, "sha256=", 7) == 0 &&
+	    strcasecmp(header + 7, sig + 7) == 0));
+	for (i = 7; i < WA_SIGNATURE_LEN; i++)
+		upper[i] = sig[i] >= 'a' ? sig[i] - 'a' + 'A' : sig[i];
+	memcpy(upper, sig, 7);
+	upper[WA_SIGNATURE_LEN] = '\0';
+	PROP(wa_hmac_verify(secret, body, n, upper) == 1);
 	PROP(wa_hmac_verify(secret, body, n, NULL) == 0);
 	if (n > 0) {
 		flip = malloc(n);

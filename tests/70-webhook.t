@@ -74,6 +74,9 @@ is "$(curl -s -o /dev/null -w '%{http_code}' \
     403 'handshake: another mode is refused'
 is "$(curl -s -o /dev/null -w '%{http_code}' "$url")" 403 \
     'a GET without the handshake is refused'
+is "$(curl -s "$url?hub.mode=subscribe&hub.challenge=1&hub.verify_token=x")" \
+    'verification refused: hub.mode must be subscribe and hub.verify_token ours' \
+    '... saying why, not "bad signature"'
 
 b=$(body 1)
 is "$(post "$b")" 200 'a signed body is acknowledged'
@@ -117,6 +120,9 @@ $(sign '')" -X POST "$url")" 400 'an empty body is refused (400)'
 is "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$url")" 405 \
     'PUT is refused (405)'
 is "$(spool | wc -l)" 3 'none of these was stored'
+up=$(sign "$(body 7)" | sed 's/^sha256=//' | tr a-f A-F)
+is "$(post "$(body 7)" "sha256=$up")" 200 \
+    'a right signature in upper-case hex is accepted'
 
 # Acknowledged only once stored: the spool has grown by the body before
 # the answer arrives.
@@ -151,10 +157,10 @@ while read -r i code; do
 	    miss=$((miss + 1))
 done <"$T/codes"
 is "$miss" 0 'after kill -9, every acknowledged body is in the spool'
-# 200: bodies 1, raw, esc, 10-29 and 100-159; 403: two handshakes, the
-# bare GET and three signatures.
+# 200: bodies 1, 7, raw, esc, 10-29 and 100-159; 403: three handshakes,
+# the bare GET and three signatures.
 is "$(unlabel "$T/metrics" | grep -E '^wa_webhook_requests_total\{code="(200|403)"\}')" \
-    "$(printf 'wa_webhook_requests_total{code="%s"} %s\n' 200 83 403 6)" \
+    "$(printf 'wa_webhook_requests_total{code="%s"} %s\n' 200 84 403 7)" \
     'the metrics file counts answers'
 
 # A restart starts a new segment; small segments rotate. The secret now

@@ -28,15 +28,23 @@ wa_hmac_signature(const char *secret, const void *body, size_t n, char *sig)
 	sig[WA_SIGNATURE_LEN] = '\0';
 }
 
-/* Whether header is the right signature of body; constant time. */
+/*
+ * Whether header is the right signature of body, its hex digits in
+ * either case; constant time.
+ */
 int
 wa_hmac_verify(const char *secret, const void *body, size_t n,
     const char *header)
 {
-	char want[WA_SIGNATURE_LEN + 1];
+	char want[WA_SIGNATURE_LEN + 1], got[WA_SIGNATURE_LEN];
+	int i;
 
 	if (header == NULL || strlen(header) != WA_SIGNATURE_LEN)
 		return 0;
+	/* Hex digits in either case: the same signature. */
+	for (i = 0; i < WA_SIGNATURE_LEN; i++)
+		got[i] = i >= 7 && header[i] >= 'A' && header[i] <= 'F' ?
+		    header[i] - 'A' + 'a' : header[i];
 	wa_hmac_signature(secret, body, n, want);
-	return CRYPTO_memcmp(want, header, WA_SIGNATURE_LEN) == 0;
+	return CRYPTO_memcmp(want, got, WA_SIGNATURE_LEN) == 0;
 }
