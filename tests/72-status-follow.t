@@ -218,6 +218,31 @@ body read 334 1 >"$D/0000000000000003.ndjson"
 follow "$D" --once
 is "$(status_of 334 334)" read 'a checkpoint past the end: on to the next'
 like "$(cat "$T/err")" 'is shorter .* than the checkpoint' 'reported'
+# A line over 4 MiB between two bodies: rejected, and copied to --reject
+# whole from its segment (here 9 MiB of random bytes, so a misplaced
+# piece shows); the bodies around it are applied. --prune then removes
+# the segment: the reject file is all that is left of the line.
+L=$T/long
+mkdir "$L"
+head -c 9449881 /dev/urandom | tr '\n' x >"$T/long.line"
+echo >>"$T/long.line"
+{ body read 335 1; cat "$T/long.line"; body read 336 1; } \
+    >"$L/0000000000000001.ndjson"
+body read 337 1 >"$L/0000000000000002.ndjson"
+exits 65 'a line over 4 MiB in the spool' \
+    wa-status-ingest --follow "$L" --once --prune --reject "$T/long.rej" \
+    2>"$T/long.err"
+is "$(status_of 335 337)" read 'the bodies around it are applied'
+ok 'it is in --reject whole, byte for byte' cmp -s "$T/long.line" "$T/long.rej"
+like "$(cat "$T/long.err")" \
+    '^wa-status-ingest: /.*/0000000000000001\.ndjson:2: line longer than 4194304 bytes$' \
+    'it is reported with its segment and line number'
+is "$(ls "$L" | grep ndjson)" 0000000000000002.ndjson \
+    '--prune removed its segment'
+exits 0 'a second run rejects nothing again' \
+    wa-status-ingest --follow "$L" --once --reject "$T/long.rej"
+ok 'and the reject copy is unchanged' cmp -s "$T/long.line" "$T/long.rej"
+
 exits 66 'a spool that does not exist' \
     wa-status-ingest --follow "$T/nope" --once 2>/dev/null
 
