@@ -243,6 +243,26 @@ exits 0 'a second run rejects nothing again' \
     wa-status-ingest --follow "$L" --once --reject "$T/long.rej"
 ok 'and the reject copy is unchanged' cmp -s "$T/long.line" "$T/long.rej"
 
+# A line of exactly 4 MiB is taken; one byte more is not, as from stdin
+# (tests/15-input-bytes.t).
+E=$T/edge
+mkdir "$E"
+{
+	printf '{"p":"'
+	head -c $((4194304 - 8)) /dev/zero | tr '\0' a
+	printf '"}\n'
+	printf '{"p":"'
+	head -c $((4194304 - 7)) /dev/zero | tr '\0' a
+	printf '"}\n'
+} >"$E/0000000000000001.ndjson"
+exits 65 'a spool line of 4 MiB + 1 byte is rejected' \
+    wa-status-ingest --follow "$E" --once --reject "$T/edge.rej" \
+    2>"$T/edge.err"
+is "$(wc -c <"$T/edge.rej" | tr -d ' ')" 4194306 \
+    'only it: one of exactly 4 MiB is taken'
+like "$(cat "$T/edge.err")" 'ndjson:2: line longer than 4194304 bytes' \
+    'it is reported with its number'
+
 exits 66 'a spool that does not exist' \
     wa-status-ingest --follow "$T/nope" --once 2>/dev/null
 

@@ -19,11 +19,12 @@
  * writer is still appending has no '\n' yet. A line over WA_LINE_MAX is
  * not held: the reader drops it as it reads, keeps where it starts and
  * how long it is, and the caller rereads it from the segment in pieces
- * (to copy it whole to a reject file with a small buffer). At the end of a segment it
- * moves to the next one only once that exists, after reading the first
- * one to its end again (the writer is done with a segment before it
- * creates the next). A partial last line of a finished segment is a body
- * that was never acknowledged (a crash mid-write); it is skipped.
+ * (to copy it whole to a reject file with a small buffer). At the end of
+ * a segment it moves to the next one only once that exists, after
+ * reading the first one to its end again (the writer is done with a
+ * segment before it creates the next). A partial last line of a
+ * finished segment is a body that was never acknowledged (a crash
+ * mid-write); it is skipped.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -420,6 +421,11 @@ wa_spool_next(struct wa_spool_reader *r, char **line, size_t *len)
 			*line = r->buf + r->start;
 			*len = nl - *line;
 			*nl = '\0';
+			if (!r->skipping && *len > WA_LINE_MAX) {
+				/* Whole in the buffer, but too long. */
+				r->skipping = 1;
+				r->long_off = r->off;
+			}
 			if (r->skipping)
 				r->long_len = r->off + *len - r->long_off;
 			r->start += *len + 1;

@@ -51,7 +51,7 @@ struct wa_spool_reader {
 	size_t		 len;
 	size_t		 cap;
 	int		 skipping;	/* inside a line that is too long */
-	long long	 long_off;	/* where the last too-long line starts */
+	long long	 long_off;	/* where the last too-long line is */
 	long long	 long_len;	/* its length, without '\n' */
 };
 
