@@ -243,6 +243,19 @@ exits 0 'a second run rejects nothing again' \
     wa-status-ingest --follow "$L" --once --reject "$T/long.rej"
 ok 'and the reject copy is unchanged' cmp -s "$T/long.line" "$T/long.rej"
 
+# A torn last line over 4 MiB: skipped as well, its whole size said.
+D=$T/torn2
+mkdir "$D"
+{ body read 338 1; head -c 6000000 /dev/zero | tr '\0' a; } \
+    >"$D/0000000000000001.ndjson"
+body read 339 1 >"$D/0000000000000002.ndjson"
+exits 0 'a torn line over 4 MiB is no rejected line' \
+    wa-status-ingest --follow "$D" --once 2>"$T/torn2.err"
+is "$(status_of 338 339)" read 'the bodies around it are applied'
+like "$(cat "$T/torn2.err")" \
+    '0000000000000001.ndjson: 6000000 bytes after the last line skipped' \
+    'and its size is said'
+
 # A line of exactly 4 MiB is taken; one byte more is not, as from stdin
 # (tests/15-input-bytes.t).
 E=$T/edge

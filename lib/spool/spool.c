@@ -393,6 +393,14 @@ more(struct wa_spool_reader *r)
 	return n > 0;
 }
 
+/* The bytes of the unfinished line, those dropped included. */
+static long long
+torn(const struct wa_spool_reader *r)
+{
+	return (long long)(r->len - r->start) +
+	    (r->skipping ? r->off - r->long_off : 0);
+}
+
 /*
  * The next whole line in *line (NUL-terminated, without '\n'): returns
  * WA_LINE, WA_TOOLONG (a line over WA_LINE_MAX was skipped: long_off and
@@ -450,9 +458,9 @@ wa_spool_next(struct wa_spool_reader *r, char **line, size_t *len)
 			continue;
 		}
 		if (r->len > r->start || r->skipping)
-			wa_warn("%s: %zu bytes after the last line skipped "
+			wa_warn("%s: %lld bytes after the last line skipped "
 			    "(a body cut short by a crash, never "
-			    "acknowledged)", r->path, r->len - r->start);
+			    "acknowledged)", r->path, torn(r));
 		close(r->fd);
 		r->fd = -1;
 		r->seg = next;
