@@ -19,11 +19,13 @@
  * the rest of its batch applied. Writes nothing on stdout. Exits 0 at the
  * end of input, after SIGTERM or SIGINT (the batch in hand is applied
  * first) or, with --once, when the spool is caught up; 65 if a line was
- * rejected (not a JSON object, not UTF-8, a status timestamp that is not
- * a time) or a status was refused, 66 when the spool is missing, 69 when
- * Postgres stays away past --pg-timeout or fails, 74 when stdin or the
- * spool cannot be read or the reject file written, 75 when another
- * process follows the same spool, 64 on a usage error.
+ * rejected (not a JSON object, not UTF-8, over WA_LINE_MAX, a status
+ * timestamp that is not a time: copied whole to --reject, a spool line
+ * over WA_LINE_MAX reread from its segment in pieces) or a status was
+ * refused, 66 when the spool is missing, 69 when Postgres stays away
+ * past --pg-timeout or fails, 74 when stdin or the spool cannot be read
+ * or the reject file written, 75 when another process follows the same
+ * spool, 64 on a usage error.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -213,6 +215,34 @@ due(void)
 enum { REJECTED = 100 };	/* a spool line rejected, for the checkpoint */
 
 /*
+ * A spool line over WA_LINE_MAX, which the reader skipped: reported with
+ * its number and copied whole to the reject file, reread from its
+ * segment in pieces as stdin's come. REJECTED, or WA_ERROR (said).
+ */
+static int
+toolong(struct wa_record *rec)
+{
+	char buf[65536];
+	long long at = 0;
+	ssize_t n = 0;
+
+	while (at < rd.long_len) {
+		if ((n = wa_spool_reread(&rd, buf, sizeof buf, at)) < 0) {
+			wa_warn("read %s:", rd.path);
+			return WA_ERROR;
+		}
+		if ((at += n) < rd.long_len)
+			wa_input_reject_part(&in, buf, n, rec->lineno);
+	}
+	rec->line = buf;
+	rec->len = n;
+	wa_input_reject(&in, rec, "line longer than %d bytes", WA_LINE_MAX);
+	rec->line = NULL;
+	rec->len = 0;
+	return REJECTED;
+}
+
+/*
  * The next body, parsed, in *rec: WA_LINE, REJECTED, WA_AGAIN, WA_EOF or
  * WA_ERROR (said on stderr). Lines are checked by the reader both from
  * stdin and from the spool.
@@ -235,11 +265,7 @@ next(struct wa_record *rec, int timeout)
 	rec->lineno = rd.lineno;
 	switch (r) {
 	case WA_TOOLONG:
-		/* The spool keeps it; the reader has skipped it. */
-		rec->line = NULL;
-		wa_input_reject(&in, rec, "line longer than %d bytes",
-		    WA_LINE_MAX);
-		return REJECTED;
+		return toolong(rec);
 	case WA_LINE:
 		return wa_input_check(&in, rec) ? WA_LINE : REJECTED;
 	case WA_ERROR:

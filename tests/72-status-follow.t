@@ -218,6 +218,64 @@ body read 334 1 >"$D/0000000000000003.ndjson"
 follow "$D" --once
 is "$(status_of 334 334)" read 'a checkpoint past the end: on to the next'
 like "$(cat "$T/err")" 'is shorter .* than the checkpoint' 'reported'
+# A line over 4 MiB between two bodies: rejected, and copied to --reject
+# whole from its segment (here 9 MiB of random bytes, so a misplaced
+# piece shows); the bodies around it are applied. --prune then removes
+# the segment: the reject file is all that is left of the line.
+L=$T/long
+mkdir "$L"
+head -c 9449881 /dev/urandom | tr '\n' x >"$T/long.line"
+echo >>"$T/long.line"
+{ body read 335 1; cat "$T/long.line"; body read 336 1; } \
+    >"$L/0000000000000001.ndjson"
+body read 337 1 >"$L/0000000000000002.ndjson"
+exits 65 'a line over 4 MiB in the spool' \
+    wa-status-ingest --follow "$L" --once --prune --reject "$T/long.rej" \
+    2>"$T/long.err"
+is "$(status_of 335 337)" read 'the bodies around it are applied'
+ok 'it is in --reject whole, byte for byte' cmp -s "$T/long.line" "$T/long.rej"
+like "$(cat "$T/long.err")" \
+    '^wa-status-ingest: /.*/0000000000000001\.ndjson:2: line longer than 4194304 bytes$' \
+    'it is reported with its segment and line number'
+is "$(ls "$L" | grep ndjson)" 0000000000000002.ndjson \
+    '--prune removed its segment'
+exits 0 'a second run rejects nothing again' \
+    wa-status-ingest --follow "$L" --once --reject "$T/long.rej"
+ok 'and the reject copy is unchanged' cmp -s "$T/long.line" "$T/long.rej"
+
+# A torn last line over 4 MiB: skipped as well, its whole size said.
+D=$T/torn2
+mkdir "$D"
+{ body read 338 1; head -c 6000000 /dev/zero | tr '\0' a; } \
+    >"$D/0000000000000001.ndjson"
+body read 339 1 >"$D/0000000000000002.ndjson"
+exits 0 'a torn line over 4 MiB is no rejected line' \
+    wa-status-ingest --follow "$D" --once 2>"$T/torn2.err"
+is "$(status_of 338 339)" read 'the bodies around it are applied'
+like "$(cat "$T/torn2.err")" \
+    '0000000000000001.ndjson: 6000000 bytes after the last line skipped' \
+    'and its size is said'
+
+# A line of exactly 4 MiB is taken; one byte more is not, as from stdin
+# (tests/15-input-bytes.t).
+E=$T/edge
+mkdir "$E"
+{
+	printf '{"p":"'
+	head -c $((4194304 - 8)) /dev/zero | tr '\0' a
+	printf '"}\n'
+	printf '{"p":"'
+	head -c $((4194304 - 7)) /dev/zero | tr '\0' a
+	printf '"}\n'
+} >"$E/0000000000000001.ndjson"
+exits 65 'a spool line of 4 MiB + 1 byte is rejected' \
+    wa-status-ingest --follow "$E" --once --reject "$T/edge.rej" \
+    2>"$T/edge.err"
+is "$(wc -c <"$T/edge.rej" | tr -d ' ')" 4194306 \
+    'only it: one of exactly 4 MiB is taken'
+like "$(cat "$T/edge.err")" 'ndjson:2: line longer than 4194304 bytes' \
+    'it is reported with its number'
+
 exits 66 'a spool that does not exist' \
     wa-status-ingest --follow "$T/nope" --once 2>/dev/null
 

@@ -5,7 +5,8 @@
  * take) and hands it to the program; a line that is not one is reported
  * with its number ("wa-x: <stdin>:42: ...") and copied to the --reject
  * file, and counted, never dropped unseen. A line over WA_LINE_MAX bytes
- * is copied there too, whole, as it is read. In raw mode (wa-throttle
+ * is copied there too, whole, as it is read (or, from a spool, as the
+ * caller rereads it: wa_input_reject_part). In raw mode (wa-throttle
  * --number) lines are only checked for their bytes. Blank lines (spaces,
  * tabs, '\r') carry no record and are passed over.
  *
@@ -92,6 +93,13 @@ keep(struct wa_input *in, const char *s, size_t n, int end,
 }
 
 void
+wa_input_reject_part(struct wa_input *in, const char *s, size_t n,
+    unsigned long lineno)
+{
+	keep(in, s, n, 0, lineno);
+}
+
+void
 wa_input_reject(struct wa_input *in, const struct wa_record *rec,
     const char *fmt, ...)
 {
@@ -149,7 +157,7 @@ wa_input_next(struct wa_input *in, struct wa_record *rec, int timeout)
 		switch (r) {
 		case WA_PART:
 			/* A line too long to hold: kept as it goes. */
-			keep(in, rec->line, rec->len, 0,
+			wa_input_reject_part(in, rec->line, rec->len,
 			    in->lines.lineno + 1);
 			continue;
 		case WA_TOOLONG:

@@ -53,6 +53,12 @@ int wa_input_next(struct wa_input *in, struct wa_record *rec, int timeout);
  * does: 1 with rec->obj set, or 0 for a blank or rejected line.
  */
 int wa_input_check(struct wa_input *in, struct wa_record *rec);
+/*
+ * Copies a piece of a line too long to hold (line lineno) to the reject
+ * file; the last piece goes as rec->line to wa_input_reject.
+ */
+void wa_input_reject_part(struct wa_input *in, const char *s, size_t n,
+    unsigned long lineno);
 /* Reports rec with its number, copies it to the reject file, counts it. */
 void wa_input_reject(struct wa_input *in, const struct wa_record *rec,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -16,11 +16,15 @@
  * sync nothing more is accepted (the kernel may have dropped the data).
  *
  * The reader (wa-status-ingest) returns whole lines only: a line the
- * writer is still appending has no '\n' yet. At the end of a segment it
- * moves to the next one only once that exists, after reading the first
- * one to its end again (the writer is done with a segment before it
- * creates the next). A partial last line of a finished segment is a body
- * that was never acknowledged (a crash mid-write); it is skipped.
+ * writer is still appending has no '\n' yet. A line over WA_LINE_MAX is
+ * not held: the reader drops it as it reads, keeps where it starts and
+ * how long it is, and the caller rereads it from the segment in pieces
+ * (to copy it whole to a reject file with a small buffer). At the end of
+ * a segment it moves to the next one only once that exists, after
+ * reading the first one to its end again (the writer is done with a
+ * segment before it creates the next). A partial last line of a
+ * finished segment is a body that was never acknowledged (a crash
+ * mid-write); it is skipped.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -316,6 +320,7 @@ openseg(struct wa_spool_reader *r, long long seg, long long off)
 	r->lineno = 0;
 	r->start = r->len = 0;
 	r->skipping = 0;
+	r->long_len = 0;
 	if (fstat(r->fd, &st) == 0 && st.st_size < off) {
 		wa_warn("%s is shorter (%lld bytes) than the checkpoint "
 		    "(%lld): data lost in a crash?", r->path,
@@ -368,7 +373,9 @@ more(struct wa_spool_reader *r)
 		r->start = 0;
 	}
 	if (r->len > WA_LINE_MAX) {
-		/* Too long for a body: drop it up to its end. */
+		/* Too long for a body: dropped here, kept in the file. */
+		if (!r->skipping)
+			r->long_off = r->off;
 		r->off += r->len;
 		r->len = 0;
 		r->skipping = 1;
@@ -386,11 +393,21 @@ more(struct wa_spool_reader *r)
 	return n > 0;
 }
 
+/* The bytes of the unfinished line, those dropped included. */
+static long long
+torn(const struct wa_spool_reader *r)
+{
+	return (long long)(r->len - r->start) +
+	    (r->skipping ? r->off - r->long_off : 0);
+}
+
 /*
  * The next whole line in *line (NUL-terminated, without '\n'): returns
- * WA_LINE, WA_TOOLONG (a line over WA_LINE_MAX was skipped), WA_AGAIN
- * when no whole line is there yet, or WA_ERROR (errno set). After it,
- * (seg, off) is where the next line starts: the checkpoint to save.
+ * WA_LINE, WA_TOOLONG (a line over WA_LINE_MAX was skipped: long_off and
+ * long_len say where it is in the segment, *line holds only its end),
+ * WA_AGAIN when no whole line is there yet, or WA_ERROR (errno set).
+ * After it, (seg, off) is where the next line starts: the checkpoint to
+ * save.
  */
 int
 wa_spool_next(struct wa_spool_reader *r, char **line, size_t *len)
@@ -412,6 +429,13 @@ wa_spool_next(struct wa_spool_reader *r, char **line, size_t *len)
 			*line = r->buf + r->start;
 			*len = nl - *line;
 			*nl = '\0';
+			if (!r->skipping && *len > WA_LINE_MAX) {
+				/* Whole in the buffer, but too long. */
+				r->skipping = 1;
+				r->long_off = r->off;
+			}
+			if (r->skipping)
+				r->long_len = r->off + *len - r->long_off;
 			r->start += *len + 1;
 			r->off += *len + 1;
 			r->lineno++;
@@ -434,9 +458,9 @@ wa_spool_next(struct wa_spool_reader *r, char **line, size_t *len)
 			continue;
 		}
 		if (r->len > r->start || r->skipping)
-			wa_warn("%s: %zu bytes after the last line skipped "
+			wa_warn("%s: %lld bytes after the last line skipped "
 			    "(a body cut short by a crash, never "
-			    "acknowledged)", r->path, r->len - r->start);
+			    "acknowledged)", r->path, torn(r));
 		close(r->fd);
 		r->fd = -1;
 		r->seg = next;
@@ -444,6 +468,30 @@ wa_spool_next(struct wa_spool_reader *r, char **line, size_t *len)
 		if (openseg(r, next, 0) < 0)
 			return WA_ERROR;
 	}
+}
+
+/*
+ * Reads up to n bytes of the line that the last WA_TOOLONG skipped, from
+ * byte at of it, while its segment is still the one open: returns how
+ * many, 0 past its end, or -1 (errno set; EIO when the segment is
+ * shorter now than when it was read).
+ */
+ssize_t
+wa_spool_reread(struct wa_spool_reader *r, char *buf, size_t n,
+    long long at)
+{
+	ssize_t got;
+
+	if (at >= r->long_len)
+		return 0;
+	if ((long long)n > r->long_len - at)
+		n = r->long_len - at;
+	do
+		got = pread(r->fd, buf, n, r->long_off + at);
+	while (got < 0 && errno == EINTR);
+	if (got == 0)
+		errno = EIO;
+	return got > 0 ? got : -1;
 }
 
 void

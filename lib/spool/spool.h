@@ -7,8 +7,9 @@
 #ifndef WA_SPOOL_SPOOL_H
 #define WA_SPOOL_SPOOL_H
 
-#include <pthread.h>
+#include <sys/types.h>
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,13 +51,22 @@ struct wa_spool_reader {
 	size_t		 len;
 	size_t		 cap;
 	int		 skipping;	/* inside a line that is too long */
+	long long	 long_off;	/* where the last too-long line is */
+	long long	 long_len;	/* its length, without '\n' */
 };
 
 /* Starts reading dir at segment seg, byte off. */
 void wa_spool_reader_open(struct wa_spool_reader *r, const char *dir,
     long long seg, long long off);
-/* Like wa_lines_next (core/lines.h), without waiting. */
+/*
+ * Like wa_lines_next (core/lines.h), without waiting, and a line over
+ * WA_LINE_MAX in one WA_TOOLONG, after its '\n': what it held stays in
+ * its segment (long_off, long_len), to be read with wa_spool_reread.
+ */
 int wa_spool_next(struct wa_spool_reader *r, char **line, size_t *len);
+/* Up to n bytes of that line from byte at of it; 0 at its end, or -1. */
+ssize_t wa_spool_reread(struct wa_spool_reader *r, char *buf, size_t n,
+    long long at);
 void wa_spool_reader_close(struct wa_spool_reader *r);
 /* Removes the segments before seg. */
 int wa_spool_prune(const char *dir, long long seg);
