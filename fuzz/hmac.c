@@ -6,9 +6,9 @@
  * signature but for the case of its hex digits; a body changed by one
  * bit does not verify.
  */
-#include "fuzz.h"
 #include <strings.h>
 
+#include "fuzz.h"
 #include "spool/hmac.h"
 
 int
