@@ -110,8 +110,9 @@ held_back(int idle, enum wa_blocked *said)
 	long long ms, wait;
 	enum wa_blocked b = wa_blocked(run.db, run.id, &ms, why, sizeof why);
 
-	wait = b == WA_BLOCKED_LIMIT ? ms + 100 : b == WA_BLOCKED_URGENT ?
-	    5000 : idle < 6 ? 100LL << idle : 5000;
+	/* A minute at most: the limit may be raised meanwhile. */
+	wait = b == WA_BLOCKED_LIMIT ? min_ms(ms + 100, IDLE_MS) :
+	    b == WA_BLOCKED_URGENT ? 5000 : idle < 6 ? 100LL << idle : 5000;
 	if (b != WA_BLOCKED_NOT && run.idle && (b == WA_BLOCKED_URGENT ||
 	    ms > IDLE_MS)) {
 		live_clear();
