@@ -4,13 +4,13 @@
  * failure sorted into a wa_class: a failure by whether the request can
  * have left this host.
  *
- * libcurl sends a request again, once, on a new connection when a
- * kept-alive one closes before any byte of the answer, and has no switch
- * to stop it. The server may have taken the first copy: Meta may then
- * have the message although the second answer refuses it (a pair rate
- * limit, say). So the body goes to libcurl through a read callback, and
- * the seek callback libcurl needs to send it again tells that it did: the
- * call is then ambiguous unless its answer names the message.
+ * libcurl sends a request again on a new connection when a kept-alive
+ * one closes before any byte of the answer (up to five times), and has
+ * no switch to stop it. The server may have taken the first copy: Meta
+ * would then have the message once per copy. So the body goes to libcurl
+ * through a read callback, and the seek callback libcurl needs to send
+ * it again refuses once bytes went: one POST per message, and the call,
+ * whose request may have arrived, is ambiguous (unknown).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +68,11 @@ body_read(char *p, size_t size, size_t n, void *arg)
 	return n;
 }
 
-/* libcurl going back in the body: to send it again, once bytes went. */
+/*
+ * libcurl going back in the body: to send it again once bytes went,
+ * which is refused (the call then fails, ambiguous), or to the start of
+ * a body not yet sent.
+ */
 static int
 body_seek(void *arg, curl_off_t to, int whence)
 {
@@ -76,8 +80,10 @@ body_seek(void *arg, curl_off_t to, int whence)
 
 	if (whence != SEEK_SET || to < 0 || (size_t)to > s->rq.body.len)
 		return CURL_SEEKFUNC_CANTSEEK;
-	if ((size_t)to < s->off)
+	if ((size_t)to < s->off) {
 		s->resent = 1;
+		return CURL_SEEKFUNC_FAIL;
+	}
 	s->off = to;
 	return CURL_SEEKFUNC_OK;
 }
@@ -200,15 +206,14 @@ wa_send_left(struct wa_send *s)
 }
 
 /*
- * The answer to the call of s that ended with rc. A request libcurl sent
- * twice is ambiguous whatever the second answer says, unless it names
- * the message: the first may have been taken.
+ * The answer to the call of s that ended with rc. A request libcurl
+ * would have sent again (body_seek refused) is ambiguous: the first copy
+ * may have been taken.
  */
 void
 wa_send_answer(struct wa_answer *a, struct wa_send *s, CURLcode rc)
 {
 	const struct wa_buf *resp = &s->resp;
-	char was[sizeof a->title + 64];
 	long http = 0;
 
 	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &http);
@@ -218,18 +223,10 @@ wa_send_answer(struct wa_answer *a, struct wa_send *s, CURLcode rc)
 		curl_answer(a, rc, wa_send_left(s));
 	if (!s->resent || a->class == WA_SENT)
 		return;
-	if (rc != CURLE_OK)
-		snprintf(was, sizeof was, "%s", a->title);
-	else if (a->code >= 0)
-		snprintf(was, sizeof was, "HTTP %ld, error %lld: %s", http,
-		    (long long)a->code, a->title);
-	else
-		snprintf(was, sizeof was, "HTTP %ld: %s", http, a->title);
 	a->class = WA_AMBIGUOUS;
 	a->code = a->subcode = -1;
 	wa_answer_title(a, "the request may have arrived: its connection "
-	    "closed unanswered and libcurl sent it again; the second answer: "
-	    "%s", was);
+	    "closed unanswered, and a message is never sent twice");
 }
 
 void
