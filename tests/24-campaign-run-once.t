@@ -97,50 +97,23 @@ exits 0 "silent for 91 s: taken over, and run to its end" \
 is "$(count sent)" 3 "its rows are sent"
 
 # Through pgbouncer in transaction pooling, the lock holds the same.
-if command -v pgbouncer >/dev/null 2>&1 ||
-    [ -x /usr/sbin/pgbouncer ]; then
-	B=$T/bouncer
-	mkdir -p "$B"
-	echo '"postgres" ""' >"$B/users"
-	cat >"$B/ini" <<-EOF
-	[databases]
-	* = host=$PGHOST
-	[pgbouncer]
-	listen_addr =
-	listen_port = 6432
-	unix_socket_dir = $B
-	auth_type = trust
-	auth_file = $B/users
-	pool_mode = transaction
-	default_pool_size = 1
-	pidfile = $B/pid
-	logfile = $B/log
-	EOF
-	[ "$(id -u)" = 0 ] && chown -R postgres "$B"
-	PATH=$PATH:/usr/sbin
-	if [ "$(id -u)" = 0 ]; then
-		runuser -u postgres -- pgbouncer -d "$B/ini"
-	else
-		pgbouncer -d "$B/ini"
-	fi
-	ok "pgbouncer listens" wait_for 30 test -S "$B/.s.PGSQL.6432"
-	bouncer="host=$B port=6432 dbname=postgres user=postgres"
+if bouncer_start; then
 	c=$(campaign 1000)
 	ok "a first run holds the campaign" slow_run
-	wa-campaign -d "$bouncer" run "$c" 2>"$T/err"
+	wa-campaign -d "$BOUNCER" run "$c" 2>"$T/err"
 	is "$?" 80 "through pgbouncer, a second run: 80"
 	like "$(cat "$T/err")" "is run by wa-campaign run on .*, pid $run" \
 	    "... naming the first"
 	killed
 	wa-campaign pause "$c"
-	wa-campaign -d "$bouncer" run "$c" 2>"$T/err"
+	wa-campaign -d "$BOUNCER" run "$c" 2>"$T/err"
 	is "$?" 75 "through pgbouncer, the next takes over (then finds it paused: 75)"
 	like "$(cat "$T/err")" "its last run \(pid $run\) died; this one takes over" \
 	    "it says so"
 	is "$(holder)" "" "and lets the campaign go through pgbouncer too"
-	kill "$(cat "$B/pid")"
+	bouncer_stop
 else
-	skip "pgbouncer is not installed (make deps installs it)" 9
+	skip "no pgbouncer (make deps installs it)" 6
 fi
 
 # --until-idle: rows that wait an hour for a retry end the run at once.

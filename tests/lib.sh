@@ -58,6 +58,7 @@ t_cleanup() {
 	for p in $t_pids; do
 		wait "$p" 2>/dev/null
 	done
+	[ -s "$T/bouncer/pid" ] && bouncer_stop
 	[ -n "${PGDATA:-}" ] && pg_stop
 	pgtmp_stop_standby
 	rm -rf "$T"
@@ -238,6 +239,46 @@ pg_standby() {
 # pg_failover: kills the primary and promotes the standby.
 pg_failover() {
 	pgtmp_failover 2>"$T/pg.err" || bail "no failover: $(cat "$T/pg.err")"
+}
+
+# bouncer_start [POOL]: Debian's pgbouncer in front of the cluster, in
+# transaction pooling with POOL server sessions (default 1), listening on
+# a socket in $T/bouncer only; BOUNCER is then its conninfo. Run as the
+# cluster's user (pgbouncer refuses root). Fails when it is not there.
+bouncer_start() {
+	t_bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+	[ -x "$t_bin" ] || return 1
+	mkdir -p "$T/bouncer"
+	echo '"postgres" ""' >"$T/bouncer/users"
+	cat >"$T/bouncer/ini" <<-EOF
+	[databases]
+	* = host=$PGHOST
+	[pgbouncer]
+	listen_addr =
+	listen_port = 6432
+	unix_socket_dir = $T/bouncer
+	auth_type = trust
+	auth_file = $T/bouncer/users
+	pool_mode = transaction
+	default_pool_size = ${1:-1}
+	max_client_conn = 200
+	pidfile = $T/bouncer/pid
+	logfile = $T/bouncer/log
+	EOF
+	if [ "$(id -u)" = 0 ]; then
+		chown -R postgres "$T/bouncer"
+		runuser -u postgres -- "$t_bin" -d "$T/bouncer/ini"
+	else
+		"$t_bin" -d "$T/bouncer/ini"
+	fi || return 1
+	wait_for 30 test -S "$T/bouncer/.s.PGSQL.6432" || return 1
+	BOUNCER="host=$T/bouncer port=6432 dbname=postgres user=postgres"
+	export BOUNCER
+}
+
+bouncer_stop() {
+	[ -s "$T/bouncer/pid" ] && kill "$(cat "$T/bouncer/pid")"
+	rm -f "$T/bouncer/pid"
 }
 
 # sql STATEMENT: runs STATEMENT, prints the rows unaligned.

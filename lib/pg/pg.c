@@ -32,6 +32,7 @@ struct wa_pg {
 	char		 error[512];
 	const char	*prepared[NPREPARED];	/* on this session */
 	int		 nprepared;
+	int		 unprepared;	/* WA_PG_POOLING=transaction */
 };
 
 /* The conninfo to use: the -d argument, DATABASE_URL, or "" (PG*). */
@@ -153,7 +154,26 @@ wa_pg_open(const char *conninfo, long long timeout_s)
 	db->conninfo = conninfo ? wa_strdup(conninfo) : NULL;
 	db->timeout_ms = timeout_s * 1000;
 	db->patience = 2;
+	db->unprepared = wa_pg_pooled();
 	return db;
+}
+
+/*
+ * Whether a pooler hands each transaction to any server session
+ * (WA_PG_POOLING=transaction: pgbouncer's transaction pooling): then
+ * nothing may outlive a statement, and nothing is prepared.
+ */
+int
+wa_pg_pooled(void)
+{
+	const char *p = getenv("WA_PG_POOLING");
+
+	if (p == NULL || *p == '\0' || strcmp(p, "session") == 0)
+		return 0;
+	if (strcmp(p, "transaction") != 0)
+		wa_die(EX_CONFIG, "WA_PG_POOLING must be session or "
+		    "transaction, not %s", p);
+	return 1;
 }
 
 void
@@ -362,6 +382,8 @@ attempt(struct wa_pg *db, const char *name, const char *sql, int n,
 		db->state = WA_PG_WAIT;
 		return NULL;
 	}
+	if (db->unprepared)
+		name = NULL;
 	if (name != NULL && prepare(db, name, sql, n) < 0)
 		return NULL;
 	if (name != NULL)
@@ -433,12 +455,23 @@ wa_pg_ready(struct wa_pg *db, const char *name, const char *sql, int n)
 	for (;;) {
 		if (session(db) == NULL)
 			db->state = WA_PG_WAIT;
-		else if (name == NULL || prepare(db, name, sql, n) == 0)
+		else if (name == NULL || db->unprepared ||
+		    prepare(db, name, sql, n) == 0)
 			return db->conn;
 		if (db->state == WA_PG_REFUSED || (wait = down(db)) < 0)
 			return NULL;
 		wa_sleep_ms(wait);
 	}
+}
+
+int
+wa_pg_send(struct wa_pg *db, const char *name, const char *sql, int n,
+    const char *const *p)
+{
+	if (name != NULL && !db->unprepared)
+		return PQsendQueryPrepared(db->conn, name, n, p, NULL, NULL,
+		    0);
+	return PQsendQueryParams(db->conn, sql, n, NULL, p, NULL, NULL, 0);
 }
 
 int

@@ -3,7 +3,8 @@
  * connection, statements whose failure is reported once, array literals
  * for the one-statement-per-batch writes, and a session (struct wa_pg)
  * that rides out a restart or a failover: one retry policy and one cache
- * of prepared statements for every program.
+ * of prepared statements for every program (none behind a pooler in
+ * transaction pooling: WA_PG_POOLING).
  */
 #ifndef WA_PG_PG_H
 #define WA_PG_PG_H
@@ -81,6 +82,15 @@ PGresult *wa_pg_need(struct wa_pg *db, const char *name, const char *sql,
  */
 PGconn *wa_pg_ready(struct wa_pg *db, const char *name, const char *sql,
     int n);
+/* Sends sql (name, as wa_pg_ready prepared it) on wa_pg_ready's session. */
+int wa_pg_send(struct wa_pg *db, const char *name, const char *sql, int n,
+    const char *const *p);
+/*
+ * 1 when WA_PG_POOLING=transaction (a pooler hands each transaction to
+ * any server session): nothing is prepared, no lock outlives its
+ * transaction. 0 when unset or "session"; exits 78 on another value.
+ */
+int wa_pg_pooled(void);
 int wa_pg_again(struct wa_pg *db, PGresult *res);
 void wa_pg_ok(struct wa_pg *db);
 

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Every program through Debian's pgbouncer in transaction pooling, with
+# fewer server sessions (2) than clients: three pipelines, a wa-campaign
+# run and wa-reconcile at once, with WA_PG_POOLING=transaction (nothing
+# prepared, nothing left on a session). Every row is sent once; no
+# prepared statement "already exists" or "does not exist". A bad
+# WA_PG_POOLING is a configuration error (78).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fake.sh"
+pg_start
+bouncer_start 2 || skip_all "no pgbouncer (make deps installs it)"
+
+count() {
+	sql "select count(*) from campaign_recipients
+	    where campaign_id = $1 and status = '$2'"
+}
+twice() {
+	jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort | uniq -d |
+	    wc -l | tr -d ' '
+}
+
+fake_start --rate 0 --latency-ms 5
+# Four campaigns, 300 people each, nobody in two.
+for i in 1 2 3 4; do
+	c=$(campaign 0)
+	recipients "$c" $((i * 1000 + 1)) $((i * 1000 + 300))
+	eval "c$i=$c"
+done
+
+export DATABASE_URL="$BOUNCER" WA_PG_POOLING=transaction
+pipe() {
+	wa-claim -c "$1" 2>"$T/claim$1.err" | wa-throttle -r 1000 |
+	    wa-send 2>"$T/send$1.err" | wa-record >/dev/null 2>"$T/record$1.err"
+}
+pipe "$c1" & p1=$!
+pipe "$c2" & p2=$!
+pipe "$c3" & p3=$!
+wa-campaign run -r 1000 "$c4" 2>"$T/run.err" & p4=$!
+wa-reconcile >/dev/null 2>"$T/reconcile.err"
+is "$?" 0 "wa-reconcile through pgbouncer: 0"
+wait "$p1"
+is "$?" 0 "pipeline 1 (wa-record's status): 0"
+wait "$p2"
+wait "$p3"
+wait "$p4"
+is "$?" 0 "wa-campaign run through pgbouncer: 0"
+for c in "$c1" "$c2" "$c3" "$c4"; do
+	is "$(count "$c" sent)" 300 "campaign $c: every row is sent"
+done
+is "$(twice)" 0 "nobody was messaged twice"
+is "$(cat "$T"/*.err | grep -c 'prepared statement')" 0 \
+    "no prepared statement went astray"
+is "$(sql "select count(*) from pg_locks where locktype = 'advisory'")" 0 \
+    "no advisory lock is left on a server session"
+exits 78 "a bad WA_PG_POOLING: 78" env WA_PG_POOLING=statement \
+    wa-claim -c "$c1"
+unset DATABASE_URL WA_PG_POOLING
+fake_stop
+done_testing
