@@ -6,7 +6,7 @@
 VERSION = 0.1.0
 # The Graph API version wapipe speaks unless WA_API_VERSION or
 # WA_API_BASE says another: the one definition of the default (every
-# --version shows it).
+# --version shows it; lib/api/version.c has when each version ends).
 # v25.0, served until 29 July 2028: of what changed since v21.0 for a
 # sender, v24.0's status webhooks without "conversation" are covered by
 # the tests (and rehearsed by wa-fake-api), and v23.0's code 132018 for
