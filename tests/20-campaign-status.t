@@ -89,11 +89,12 @@ GRAPH_VERSION=$(wa-campaign --version |
 is "$(jq -c '.graph_api | [.version, .from, .warning]' "$T/json")" \
     "[\"$GRAPH_VERSION\",\"default\",null]" \
     "graph_api: the default, $GRAPH_VERSION, not near its end"
-like "$(jq -r .graph_api.until "$T/json")" '^20[0-9]{2}-[0-9]{2}-[0-9]{2}$' \
-    "graph_api: the last day Meta serves it"
+like "$(jq -r .graph_api.until "$T/json")" '^(20[0-9]{2}-[0-9]{2}-[0-9]{2}|null)$' \
+    "graph_api: the last day Meta serves it (null: none announced)"
 like "$(cat "$T/text")" \
-    "^  Graph API $GRAPH_VERSION \(wapipe's default\), served until $(jq -r \
-    .graph_api.until "$T/json")$" "text: the Graph API version"
+    "^  Graph API $GRAPH_VERSION \(wapipe's default\), (served until $(jq -r \
+    .graph_api.until "$T/json")|no end date known)$" \
+    "text: the Graph API version"
 WA_API_BASE=http://127.0.0.1:1/v21.0 wa-campaign status --json "$c" \
     >"$T/json21"
 is "$(jq -c '.graph_api | [.version, .from, .until]' "$T/json21")" \

@@ -71,6 +71,16 @@ is "$(cat "$T/url")" "http://127.0.0.1:1/proxy/9001/messages" \
     "WA_API_BASE without a version: used whole"
 is "$(cat "$T/err")" "" "... taken to speak the default: no warning"
 
+# The pages and the README say the default as --version does.
+is "$(grep -rhoE 'graph\.facebook\.com/v[0-9]+\.[0-9]+' "$TOP/man" \
+    "$TOP/README.md" "$TOP/contrib" | sort -u)" \
+    "graph.facebook.com/$GRAPH_VERSION" "every Graph URL in the docs is at it"
+is "$(sed -n '/^wapipe speaks$/{n;p;}' "$TOP/man/wapipe.7")" \
+    ".Sy $GRAPH_VERSION" "wapipe(7) says it"
+is "$(tr '\n' ' ' <"$TOP/README.md" |
+    grep -oE 'by default Graph API v[0-9]+\.[0-9]+' | sort -u)" \
+    "by default Graph API $GRAPH_VERSION" "the README says it"
+
 # --- the warning -------------------------------------------------------
 dry WA_API_VERSION=v21.0
 is "$(cat "$T/url")" "https://graph.facebook.com/v21.0/9001/messages" \
