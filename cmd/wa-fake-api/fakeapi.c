@@ -440,15 +440,19 @@ static void
 version(struct req *q, const char *url, const char *p)
 {
 	size_t n = p - url - 1, a;
+	char *s = q->version;
 
-	a = strspn(url + 2, "0123456789");
-	if (n >= sizeof q->version || url[1] != 'v' || a < 1 || a > 3 ||
-	    url[2 + a] != '.' || strspn(url + 3 + a, "0123456789") !=
-	    n - 2 - a || n - 2 - a < 1)
+	if (n >= sizeof q->version)
 		return;
-	memcpy(q->version, url + 1, n);
-	q->version[n] = '\0';
-	q->major = atoi(q->version + 1);
+	memcpy(s, url + 1, n);
+	s[n] = '\0';
+	a = strspn(s + 1, "0123456789");
+	if (s[0] != 'v' || a < 1 || a > 3 || s[1 + a] != '.' || n < a + 3 ||
+	    strspn(s + 2 + a, "0123456789") != n - 2 - a) {
+		s[0] = '\0';
+		return;
+	}
+	q->major = atoi(s + 1);
 }
 
 /* Picks out the phone number id and the fields the log shows. */
