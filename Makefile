@@ -4,6 +4,17 @@
 # Cloud API.
 
 VERSION = 0.1.0
+# The Graph API version wapipe speaks unless WA_API_VERSION or
+# WA_API_BASE says another: the one definition of the default (every
+# --version shows it; lib/api/version.c has when each version ends).
+# v25.0, served until 29 July 2028: of what changed since v21.0 for a
+# sender, v24.0's status webhooks without "conversation" are covered by
+# the tests (and rehearsed by wa-fake-api), and v23.0's code 132018 for
+# a template's parameters must be classed like 132000 by the error
+# table; v26.0 has no end date yet and its changes were not reviewed
+# (../shared/research/cloud-api-2026.md §9: Meta's Graph API changelog,
+# updated 29 October 2026).
+GRAPH_API_VERSION = v25.0
 PREFIX = /usr/local
 BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man
@@ -106,14 +117,16 @@ $(O)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-# VERSION is compiled in (every --version, wa-send's User-Agent): a new
-# one rebuilds the objects, through $(O)/version, rewritten only when it
-# changes.
-override CPPFLAGS += -DWA_VERSION='"$(VERSION)"'
+# VERSION is compiled in (every --version, wa-send's User-Agent), and
+# so is GRAPH_API_VERSION: a new one rebuilds the objects, through
+# $(O)/version, rewritten only when either changes.
+override CPPFLAGS += -DWA_VERSION='"$(VERSION)"' \
+	-DWA_GRAPH_API_VERSION='"$(GRAPH_API_VERSION)"'
 $(LIBOBJ) $(CMDOBJ): $(O)/version
 $(O)/version: FORCE
 	@mkdir -p $(@D)
-	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
+	@echo '$(VERSION) $(GRAPH_API_VERSION)' | cmp -s - $@ || \
+	    echo '$(VERSION) $(GRAPH_API_VERSION)' >$@
 FORCE:
 
 # sql/schema.sql as a C string: wa_schema_sql.

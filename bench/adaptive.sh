@@ -19,8 +19,10 @@ export WA_STATE_DIR="$TMP/state" WA_TOKEN=bench-token
     --log "$TMP/log" --rate 30 --pair-ms 0 --latency-ms 20 2>"$TMP/ferr" &
 fake=$!
 while [ ! -s "$TMP/port" ]; do sleep 0.1; done
-WA_API_BASE="http://127.0.0.1:$(cat "$TMP/port")/v21.0"
+gv=$("$BIN/wa-send" --version | sed -n 's/^Graph API \(v[0-9.]*\) by default$/\1/p')
+WA_API_BASE="http://127.0.0.1:$(cat "$TMP/port")/$gv"
 export WA_API_BASE
+unset WA_API_VERSION
 awk -v n="$N" 'BEGIN { for (i = 1; i <= n; i++)
     printf "{\"id\":%d,\"campaign_id\":1,\"attempt\":1,\"phone_number_id\":" \
     "\"100\",\"to\":\"+1555%07d\",\"template\":{\"name\":\"reminder\"," \

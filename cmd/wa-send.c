@@ -17,17 +17,22 @@
  * the program at once. When the API has been unreachable for
  * --outage-after seconds it gives up the same way, answering "outage".
  *
+ * Warns once, at the start, when the Graph API version in use (of
+ * WA_API_BASE, WA_API_VERSION or the default) is within 90 days of its
+ * end or past it (api/version.c).
+ *
  * Exits 0; 79 if a campaign halted; 69 if the API was unreachable at the
  * end; 74 when reading stdin or writing the reject file fails, or its
  * reader has gone (noticed even while it waits); 65 if an
  * input line was rejected (in that order: the first that applies); 78
- * without a token or with a bad WA_API_BASE; 64 on a usage error; killed
- * by the signal after a second one.
+ * without a token or with a bad WA_API_BASE or WA_API_VERSION; 64 on a
+ * usage error; killed by the signal after a second one.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/err.h"
@@ -43,6 +48,7 @@
 #include "api/multi.h"
 #include "api/base.h"
 #include "api/send.h"
+#include "api/version.h"
 
 enum { FREE, HELD, BUSY };
 
@@ -344,7 +350,13 @@ stop_now(void)
 static void
 setup(void)
 {
+	const char *from, *v;
+	char msg[512];
+
 	opt.base = wa_api_base();
+	v = wa_api_version(&from);
+	if (wa_api_version_warning(v, from, time(NULL), msg, sizeof msg))
+		wa_warn("%s", msg);
 	slots = wa_alloc(opt.jobs * sizeof *slots);
 	spare = wa_alloc(opt.jobs * sizeof *spare);
 	for (nspare = 0; nspare < opt.jobs; nspare++)

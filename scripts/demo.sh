@@ -87,8 +87,11 @@ embedded() {
 	    --webhook-delay-ms 500 --read-rate 0.6 --fail-rate 0.02 \
 	    --dup-rate 0.05 --reorder-rate 0.05 2>"$D/wa-fake-api.err" &
 	pids="$pids $!"
-	WA_API_BASE=http://127.0.0.1:$(started wa-fake-api "$D/api.port")/v21.0
+	# At the Graph API version wa-send speaks by default.
+	gv=$(wa-send --version | sed -n 's/^Graph API \(v[0-9.]*\) by default$/\1/p')
+	WA_API_BASE=http://127.0.0.1:$(started wa-fake-api "$D/api.port")/$gv
 	export WA_API_BASE
+	unset WA_API_VERSION
 
 	n=${DEMO_RECIPIENTS:-3000}
 	say "writing $n recipients (and 2 bad rows and a duplicate) to" \

@@ -1,7 +1,8 @@
 #!/bin/sh
 # wa-campaign status (text and --json) over rows set to every status, and
-# requeue: which rows go back, what is cleared, what is kept (attempt, the
-# fencing token), and that a row past max_attempts still gets one try.
+# the Graph API version a run started here would speak; requeue: which
+# rows go back, what is cleared, what is kept (attempt, the fencing
+# token), and that a row past max_attempts still gets one try.
 . "$(dirname "$0")/lib.sh"
 pg_start
 
@@ -39,7 +40,7 @@ is "$?" 0 "status --json exits 0"
 is "$(cat "$T/err")" "" "nothing on stderr"
 is "$(wc -l <"$T/json" | tr -d ' ')" 1 "one JSON object on one line"
 is "$(jq -c 'keys_unsorted' "$T/json")" \
-    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","breaker","created_at","started_at","finished_at","expires_at","window","tz","without_zone","weight","priority","limit","total","counts","pending_later","next_retry_at","next_retry_in","attempts","errors","error_history","outage","accepted","first_claim_at","last_claim_at","claim_seconds","rate","rate_last_minute"]' \
+    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","breaker","created_at","started_at","finished_at","expires_at","window","tz","without_zone","weight","priority","limit","total","counts","pending_later","next_retry_at","next_retry_in","attempts","errors","error_history","outage","accepted","first_claim_at","last_claim_at","claim_seconds","rate","rate_last_minute","graph_api"]' \
     "the documented keys, in order"
 is "$(jq -c '[.id, .name, .state, .state_reason, .total]' "$T/json")" \
     "[$c,\"status test\",\"running\",null,12]" "id, name, state, total"
@@ -79,6 +80,42 @@ like "$(cat "$T/text")" "circuit breaker: default" "text: the breaker"
 like "$(cat "$T/text")" "131026 +2  Message undeliverable \(last " \
     "text: the errors"
 like "$(cat "$T/text")" "^rate +0.5/s: 5 accepted in 10s" "text: the rate"
+
+# The Graph API version a run started here speaks (the default, as
+# --version says), and when it ends; from WA_API_BASE or WA_API_VERSION
+# when they say one, with wa-send's warning when its end is near.
+GRAPH_VERSION=$(wa-campaign --version |
+    sed -n 's/^Graph API \(v[0-9]*\.[0-9]*\) by default$/\1/p')
+is "$(jq -c '.graph_api | [.version, .from, .warning]' "$T/json")" \
+    "[\"$GRAPH_VERSION\",\"default\",null]" \
+    "graph_api: the default, $GRAPH_VERSION, not near its end"
+like "$(jq -r .graph_api.until "$T/json")" '^(20[0-9]{2}-[0-9]{2}-[0-9]{2}|null)$' \
+    "graph_api: the last day Meta serves it (null: none announced)"
+like "$(cat "$T/text")" \
+    "^  Graph API $GRAPH_VERSION \(wapipe's default\), (served until $(jq -r \
+    .graph_api.until "$T/json")|no end date known)$" \
+    "text: the Graph API version"
+WA_API_BASE=http://127.0.0.1:1/v21.0 wa-campaign status --json "$c" \
+    >"$T/json21"
+is "$(jq -c '.graph_api | [.version, .from, .until]' "$T/json21")" \
+    '["v21.0","WA_API_BASE","2027-01-21"]' \
+    "graph_api: WA_API_BASE's version, v21.0, and its end"
+like "$(jq -r .graph_api.warning "$T/json21")" \
+    '^Graph API v21.0 \(from WA_API_BASE\) (ends|ended) ' \
+    "... and wa-send's warning, its end being near (or past)"
+like "$(WA_API_BASE=http://127.0.0.1:1/v21.0 wa-campaign status "$c")" \
+    "  warning: Graph API v21.0 \(from WA_API_BASE\) (ends|ended) " \
+    "text: the warning"
+is "$(WA_API_VERSION=v26.0 wa-campaign status --json "$c" |
+    jq -c '.graph_api | [.version, .from, .until, .warning]')" \
+    '["v26.0","WA_API_VERSION",null,null]' \
+    "WA_API_VERSION=v26.0: no end known, no warning"
+like "$(WA_API_VERSION=v26.0 wa-campaign status "$c")" \
+    "  Graph API v26.0 \(from WA_API_VERSION\), no end date known" \
+    "text: no end date known"
+WA_API_VERSION=26 wa-campaign status "$c" >/dev/null 2>"$T/err"
+is $? 78 "a malformed WA_API_VERSION: exit 78"
+like "$(cat "$T/err")" "WA_API_VERSION must be" "... saying so"
 wa-campaign pause --reason "halt: 132015 template paused" "$c"
 like "$(wa-campaign status "$c")" "reason: halt: 132015 template paused" \
     "text: the reason of a paused campaign"

@@ -96,9 +96,9 @@ is "$(statuses | jq -r '[.id, .recipient_id, .biz_opaque_callback_data] |
 is "$(statuses | jq -r 'select(.recipient_id == "15550003") |
     .biz_opaque_callback_data' | sort -u)" cb-3 \
     'recipient_id without +, the callback echoed'
-is "$(statuses | jq -c 'select(.status == "sent") | [(.conversation.origin |
-    type), .pricing.pricing_model]' | sort -u)" '["object","PMP"]' \
-    'sent carries conversation and pricing'
+is "$(statuses | jq -c 'select(.status == "sent") | [(.conversation |
+    type), .pricing.pricing_model]' | sort -u)" '["null","PMP"]' \
+    "sent carries pricing, and at $GRAPH_VERSION no conversation (v24.0 on)"
 is "$(statuses | jq -c 'select(.status == "read") | [.pricing, .errors]' |
     sort -u)" '[null,null]' 'read carries neither, nor errors'
 ok 'at most 4 statuses per POST' sh -c 'for f in "$1"/*.body; do
@@ -118,6 +118,30 @@ ok 'a wrong secret would not match' sh -c '
 	! grep -qi "sha256=$want" "$1/1.head"' _ "$RECV"
 is "$(jq -s 'map(.statuses) | add' "$T/hooks.log")" 15 \
     'the webhook log counts every status'
+kill "$RECV_PID"
+
+# --- the version's shapes ----------------------------------------------
+# Sent at v23.0, a sent status carries conversation, as before v24.0; the
+# request log says which version each send spoke.
+recv_start
+fake_start --webhook-url "$HOOK" --webhook-delay-ms 0 --read-rate 0 \
+    --webhook-linger-ms 0
+auth
+base=$WA_API_BASE
+WA_API_BASE=${base%/*}/v23.0
+send 1 1559
+WA_API_BASE=${base%/*}/x
+send 1 1560
+WA_API_BASE=$base
+wait_statuses 4
+is "$(statuses | jq -c 'select(.status == "sent") | [.recipient_id,
+    (.conversation | type), .conversation.origin.type]' | sort |
+    tr '\n' ' ')" \
+    '["15590001","object","marketing"] ["15600001","null",null] ' \
+    'v23.0: conversation on sent; a path without a version: none'
+is "$(jq -c '[.to, .version]' "$FAKE_LOG" | tr '\n' ' ')" \
+    '["+15590001","v23.0"] ["+15600001",null] ' 'the log says the version'
+fake_stop
 kill "$RECV_PID"
 
 # --- retries ----------------------------------------------------------

@@ -111,7 +111,7 @@ is "$(jq -r .result.outcome "$T/out" | tr '\n' ' ')" 'sent unknown ' \
 
 # Nothing can be sent: connection refused. Port 1 is never ours. An
 # outage, not the recipients' failure: retry, class outage, exit 69.
-WA_STATE_DIR=$T/state2 WA_API_BASE=http://127.0.0.1:1/v21.0 wa-send <"$T/in" >"$T/out" 2>"$T/err"
+WA_STATE_DIR=$T/state2 WA_API_BASE=http://127.0.0.1:1/$GRAPH_VERSION wa-send <"$T/in" >"$T/out" 2>"$T/err"
 is $? 69 'connection refused: exit 69 (the API is unavailable)'
 is "$(jq -r .result.outcome "$T/out" | sort -u)" retry 'connection refused: retry'
 is "$(jq -r .result.class "$T/out" | sort -u)" outage '... class outage'
@@ -122,10 +122,10 @@ like "$(cat "$T/err")" 'the API cannot be reached' '... and once on stderr'
 # Nor when the TLS handshake fails (https to the fake's plain HTTP port)
 # or the host does not resolve (.invalid never does).
 req 40 1040 | WA_STATE_DIR=$T/state2 \
-    WA_API_BASE=https://127.0.0.1:$FAKE_PORT/v21.0 wa-send >"$T/out" 2>"$T/err"
+    WA_API_BASE=https://127.0.0.1:$FAKE_PORT/$GRAPH_VERSION wa-send >"$T/out" 2>"$T/err"
 is "$(jq -r '[.result.outcome, .result.class, .result.error.curl] |
     join(" ")' "$T/out")" 'retry outage 35' 'TLS handshake failed: an outage'
-req 41 1041 | WA_STATE_DIR=$T/state2 WA_API_BASE=http://wapipe.invalid/v21.0 \
+req 41 1041 | WA_STATE_DIR=$T/state2 WA_API_BASE=http://wapipe.invalid/$GRAPH_VERSION \
     wa-send --connect-timeout-ms 2000 >"$T/out" 2>"$T/err"
 is "$(jq -r '[.result.outcome, .result.class] | join(" ")' "$T/out")" \
     'retry outage' 'host not found: an outage'

@@ -81,7 +81,7 @@ ok "and the next ($((last - $(sed -n 7p "$T/t"))) ms)" \
 
 # The pause is the number's, in the shared bucket: another program
 # sending from it waits too.
-WA_API_BASE=http://127.0.0.1:1/v21.0 wa-send --outage-after 1000 \
+WA_API_BASE=http://127.0.0.1:1/$GRAPH_VERSION wa-send --outage-after 1000 \
     <"$T/in" >/dev/null 2>&1
 s=$(date +%s%N)
 req 120 | wa-throttle >"$T/out"
@@ -92,7 +92,7 @@ ok "wa-throttle waits out the outage's pause ($(((e - s) / 1000000)) ms)" \
 # Past --outage-after: no more calls; the rest is answered retry, class
 # outage, with the outage as the reason; exit 69.
 for i in $(seq 201 220); do req "$i" 9002; done >"$T/in"
-WA_API_BASE=http://127.0.0.1:1/v21.0 wa-send -j 4 --outage-after 2 \
+WA_API_BASE=http://127.0.0.1:1/$GRAPH_VERSION wa-send -j 4 --outage-after 2 \
     --metrics "$T/metrics" <"$T/in" >"$T/out" 2>"$T/err"
 is $? 69 'unreachable past --outage-after: exit 69'
 ok 'every request has one result' once "$T/out"
@@ -122,7 +122,7 @@ is "$(jq -r .result.class "$T/out" | sort | uniq -c | tr -s ' ')" \
 wa-send -j 1 <"$T/in" >"$T/out" 2>"$T/err"
 is $? 79 'a halt and a rejected line: 79'
 { req 303 9003 3; echo 'not json'; } |
-    WA_API_BASE=http://127.0.0.1:1/v21.0 wa-send >"$T/out" 2>"$T/err"
+    WA_API_BASE=http://127.0.0.1:1/$GRAPH_VERSION wa-send >"$T/out" 2>"$T/err"
 is $? 69 'an outage and a rejected line: 69'
 {
 	req 301 9004 4

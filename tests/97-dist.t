@@ -2,17 +2,28 @@
 # make dist and the release number: the tarball holds exactly the files
 # committed, under wapipe-VERSION/, and builds and passes tests on its
 # own; every program says VERSION, which the Makefile alone defines and
-# CHANGELOG's newest release names; a new VERSION rebuilds the programs.
+# CHANGELOG's newest release names, and the Graph API version it speaks
+# by default, GRAPH_API_VERSION, the Makefile's too; a new VERSION or
+# GRAPH_API_VERSION rebuilds the programs.
 . "$(dirname "$0")/lib.sh"
 
 VERSION=$(sed -n 's/^VERSION = //p' "$TOP/Makefile")
 like "$VERSION" '^[0-9]+\.[0-9]+\.[0-9]+$' "the Makefile says VERSION"
+GRAPH=$(sed -n 's/^GRAPH_API_VERSION = //p' "$TOP/Makefile")
+like "$GRAPH" '^v[0-9]+\.[0-9]+$' "the Makefile says GRAPH_API_VERSION"
 
-# One place: no source defines the release itself.
-out=$(grep -rn 'define WA_VERSION' "$TOP/cmd" "$TOP/lib")
-is "$out" "" "no source file defines WA_VERSION"
+# says PROG VERSION GRAPH: what PROG --version says.
+says() {
+	printf '%s (wapipe) %s\nGraph API %s by default' "$@"
+}
+
+# One place: no source defines the release or the default version.
+out=$(grep -rnE 'define WA_(GRAPH_API_)?VERSION\b|graph\.facebook\.com/v' \
+    "$TOP/cmd" "$TOP/lib")
+is "$out" "" "no source file defines WA_VERSION or a Graph API version"
 for p in $(programs); do
-	is "$("$p" --version)" "$p (wapipe) $VERSION" "$p --version"
+	is "$("$p" --version)" "$(says "$p" "$VERSION" "$GRAPH")" \
+	    "$p --version"
 done
 is "$(sed -n 's/^## \([0-9][^ ]*\) .*/\1/p' "$TOP/CHANGELOG" | head -1)" \
     "$VERSION" "CHANGELOG's newest release is VERSION"
@@ -47,7 +58,7 @@ make -s -j2 -C "$U" >"$T/build.out" 2>&1
 is "$?" 0 "it builds on its own (make)"
 [ -s "$T/build.out" ] && note "$(tail -5 "$T/build.out")"
 for p in $(programs "$U"); do
-	is "$("$U/bin/$p" --version 2>&1)" "$p (wapipe) $VERSION" \
+	is "$("$U/bin/$p" --version 2>&1)" "$(says "$p" "$VERSION" "$GRAPH")" \
 	    "the tarball's $p says $VERSION"
 done
 # Two tests from the tarball: its conventions, and a program against a
@@ -57,12 +68,19 @@ done
 is "$?" 0 "its tests/90-docs.t and tests/10-claim.t pass"
 grep -q 'Result: PASS' "$T/prove.out" || note "$(tail -20 "$T/prove.out")"
 
-# A new VERSION reaches every program without make clean.
+# A new VERSION, a new GRAPH_API_VERSION, reach every program without
+# make clean.
 make -s -j2 -C "$U" VERSION=9.8.7 >"$T/build.out" 2>&1
 is "$?" 0 "make VERSION=9.8.7"
 for p in wa-claim wa-send wa-webhook; do
-	is "$("$U/bin/$p" --version 2>&1)" "$p (wapipe) 9.8.7" \
+	is "$("$U/bin/$p" --version 2>&1)" "$(says "$p" 9.8.7 "$GRAPH")" \
 	    "$p says 9.8.7, rebuilt"
+done
+make -s -j2 -C "$U" VERSION=9.8.7 GRAPH_API_VERSION=v26.0 >"$T/build.out" 2>&1
+is "$?" 0 "make GRAPH_API_VERSION=v26.0"
+for p in wa-claim wa-send; do
+	is "$("$U/bin/$p" --version 2>&1)" "$(says "$p" 9.8.7 v26.0)" \
+	    "$p says v26.0, rebuilt"
 done
 
 done_testing

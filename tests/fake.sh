@@ -6,11 +6,18 @@
 #   wa-send <requests        # uses WA_API_BASE and WA_TOKEN
 #   jq -s length "$FAKE_LOG"
 
+# The Graph API version the programs speak by default, as --version says
+# (the Makefile's GRAPH_API_VERSION): the fake is spoken to at it.
+GRAPH_VERSION=$(wa-send --version |
+    sed -n 's/^Graph API \(v[0-9]*\.[0-9]*\) by default$/\1/p')
+[ -n "$GRAPH_VERSION" ] || bail "wa-send --version names no Graph API version"
+
 # fake_start [OPTION...]: starts wa-fake-api with OPTIONs (killed at exit)
 # and waits until it listens. Exports WA_API_BASE (http://127.0.0.1:PORT/
-# v21.0), WA_TOKEN (a test token unless already set), FAKE_LOG (its
-# NDJSON request log), FAKE_PID, FAKE_PORT and FAKE_ERR (its stderr).
-# Each call starts another server; the variables name the latest.
+# $GRAPH_VERSION), WA_TOKEN (a test token unless already set), FAKE_LOG
+# (its NDJSON request log), FAKE_PID, FAKE_PORT and FAKE_ERR (its
+# stderr). Each call starts another server; the variables name the
+# latest.
 fake_start() {
 	t_fake=$((${t_fake:-0} + 1))
 	WA_TOKEN=${WA_TOKEN:-test-token-$$}
@@ -23,7 +30,7 @@ fake_start() {
 	FAKE_PID=$!
 	wait_for 30 fake_up || bail "wa-fake-api did not start: $(cat "$FAKE_ERR")"
 	FAKE_PORT=$(cat "$t_fake_port")
-	WA_API_BASE=http://127.0.0.1:$FAKE_PORT/v21.0
+	WA_API_BASE=http://127.0.0.1:$FAKE_PORT/$GRAPH_VERSION
 	export WA_API_BASE FAKE_PID FAKE_PORT
 }
 

@@ -21,19 +21,27 @@
  * left (null when unlimited); expires_at, window, tz, weight and priority
  * the campaign's rules of the road, and "without_zone" the rows that
  * have no zone of their own (their country has several), for which the
- * campaign's tz stands. The list, as text or as one
- * JSON object per campaign, counts each campaign's rows.
+ * campaign's tz stands. "graph_api" is not the campaign's but this
+ * environment's: the Graph API version a run started here speaks (of
+ * WA_API_BASE, WA_API_VERSION or the default), the last day Meta serves
+ * it, and wa-send's warning when that is within 90 days or past. The
+ * list, as text or as one JSON object per campaign, counts each
+ * campaign's rows.
  *
  * Reads campaigns, campaign_recipients, recipient_errors and the
  * messaging limits (Postgres); writes on stdout. Returns 0; exits 64
- * when there is no such campaign, 69 when Postgres fails.
+ * when there is no such campaign, 69 when Postgres fails, 78 on a bad
+ * WA_API_BASE or WA_API_VERSION.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/err.h"
 #include "records/json.h"
+#include "api/base.h"
+#include "api/version.h"
 #include "campaign.h"
 
 #define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
@@ -146,6 +154,35 @@ static const char *list_sql =
     " FROM campaigns c LEFT JOIN campaign_recipients r"
     "  ON r.campaign_id = c.id GROUP BY c.id ORDER BY c.id";
 
+/* A string, or JSON's null for NULL. */
+static struct json_object *
+string_or_null(const char *s)
+{
+	return s != NULL ? json_object_new_string(s) : NULL;
+}
+
+/*
+ * The Graph API version a run started here speaks: version, from
+ * ("WA_API_BASE", "WA_API_VERSION" or "default"), until (null when no end
+ * is known) and wa-send's warning (null when none).
+ */
+static struct json_object *
+graph_api(void)
+{
+	struct json_object *g = json_object_new_object();
+	const char *from, *v = wa_api_version(&from);
+	char msg[512];
+
+	json_object_object_add(g, "version", json_object_new_string(v));
+	json_object_object_add(g, "from", json_object_new_string(from));
+	json_object_object_add(g, "until",
+	    string_or_null(wa_api_version_until(v)));
+	json_object_object_add(g, "warning", string_or_null(
+	    wa_api_version_warning(v, from, time(NULL), msg, sizeof msg) ?
+	    msg : NULL));
+	return g;
+}
+
 /* The report of campaign id, or NULL when there is none. */
 struct json_object *
 status_report(PGconn *conn, const char *id)
@@ -160,6 +197,8 @@ status_report(PGconn *conn, const char *id)
 	    (o = json_tokener_parse(PQgetvalue(res, 0, 0))) == NULL)
 		wa_die(EX_SOFTWARE, "the report is not JSON");
 	PQclear(res);
+	if (o != NULL)
+		json_object_object_add(o, "graph_api", graph_api());
 	return o;
 }
 
@@ -212,6 +251,16 @@ print(FILE *f, struct json_object *o)
 		fprintf(f, "  reason: %s\n", str(o, "state_reason"));
 	fprintf(f, "  template %s (%s) from number %s\n", str(o, "template"),
 	    str(o, "language"), str(o, "phone_number_id"));
+	v = wa_json_get(o, "graph_api");
+	fprintf(f, "  Graph API %s (%s%s), ", str(v, "version"),
+	    strcmp(str(v, "from"), "default") == 0 ? "wapipe's " : "from ",
+	    str(v, "from"));
+	if (wa_json_str(v, "until") != NULL)
+		fprintf(f, "served until %s\n", str(v, "until"));
+	else
+		fprintf(f, "no end date known\n");
+	if (wa_json_str(v, "warning") != NULL)
+		fprintf(f, "  warning: %s\n", str(v, "warning"));
 	fprintf(f, "  at most %lld attempts; a send of unknown fate: %s; "
 	    "circuit breaker: %s\n", num(o, "max_attempts"),
 	    str(o, "on_unknown"), wa_json_get(o, "breaker") != NULL ?

@@ -20,6 +20,10 @@
  * new wamid, a log line, and its status webhooks queued. Error answers
  * carry the HTTP status of Meta's legacy table (cloud-api.md §3.2).
  *
+ * The version in the path (v25.0) picks the webhooks' shapes: before
+ * v24.0 a sent status carries "conversation", from v24.0 on (or with a
+ * path whose version is none) it does not (cloud-api-2026.md §1.5).
+ *
  * Not Meta's: POST /{version}/{phone_number_id}/inbound, with the same
  * token, queues the webhook of a message a person sends to the number,
  * {"from":"+15551234567","text":"STOP"} as a text, or {"message":{...}}
@@ -183,6 +187,8 @@ struct req {
 	const char	*to;
 	const char	*tmpl;
 	const char	*callback;
+	char		 version[16];	/* "v25.0", or "": none */
+	int		 major;		/* its 25, or 0 */
 	int		 inbound;	/* POST .../inbound */
 	const char	*text;		/* its text, or */
 	struct json_object *msg;	/* its message as given */
@@ -429,6 +435,26 @@ wa_fake_new(struct wa_fake_conf *c)
 	return f;
 }
 
+/* The version of a path that starts "/v25.0/", else "" and 0. */
+static void
+version(struct req *q, const char *url, const char *p)
+{
+	size_t n = p - url - 1, a;
+	char *s = q->version;
+
+	if (n >= sizeof q->version)
+		return;
+	memcpy(s, url + 1, n);
+	s[n] = '\0';
+	a = strspn(s + 1, "0123456789");
+	if (s[0] != 'v' || a < 1 || a > 3 || s[1 + a] != '.' || n < a + 3 ||
+	    strspn(s + 2 + a, "0123456789") != n - 2 - a) {
+		s[0] = '\0';
+		return;
+	}
+	q->major = atoi(s + 1);
+}
+
 /* Picks out the phone number id and the fields the log shows. */
 static void
 parse(struct req *q, const char *url, const char *body, size_t len)
@@ -439,6 +465,8 @@ parse(struct req *q, const char *url, const char *body, size_t len)
 
 	memset(q, 0, sizeof *q);
 	/* "/{version}/{phone_number_id}/messages" (or "/inbound") */
+	if (url[0] == '/' && (p = strchr(url + 1, '/')) != NULL && p > url + 1)
+		version(q, url, p);
 	if (url[0] == '/' && (p = strchr(url + 1, '/')) != NULL && p > url + 1
 	    && (end = strchr(p + 1, '/')) != NULL && end > p + 1 &&
 	    ((q->inbound = strcmp(end, "/inbound") == 0) ||
@@ -639,7 +667,8 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 		wa_buf_puts(&b, ",\"biz_opaque_callback_data\":");
 		wa_buf_json_string(&b, q->callback, strlen(q->callback));
 	}
-	if (strcmp(st, "sent") == 0)
+	/* Gone from v24.0's webhooks (but for a free entry point). */
+	if (strcmp(st, "sent") == 0 && q->major > 0 && q->major < 24)
 		wa_buf_printf(&b, ",\"conversation\":{\"id\":"
 		    "\"%016llx%016llx\",\"expiration_timestamp\":\"%lld\","
 		    "\"origin\":{\"type\":\"marketing\"}}",
@@ -988,6 +1017,7 @@ log_request(struct wa_fake *f, const struct req *q, const struct verdict *v,
 	if (f->logfd < 0)
 		return;
 	wa_buf_printf(&b, "{\"t\":%lld", (long long)wa_unix_ms());
+	str_or_null(&b, "version", q->version[0] ? q->version : NULL);
 	str_or_null(&b, "phone_number_id", q->pnid[0] ? q->pnid : NULL);
 	str_or_null(&b, "to", q->to);
 	str_or_null(&b, "callback", q->callback);

@@ -115,7 +115,8 @@ wa_die(int status, const char *fmt, ...)
 void
 wa_version(void)
 {
-	printf("%s (wapipe) %s\n", wa_prog, WA_VERSION);
+	printf("%s (wapipe) %s\nGraph API %s by default\n", wa_prog,
+	    WA_VERSION, WA_GRAPH_API_VERSION);
 	exit(0);
 }
 

@@ -18,7 +18,11 @@
 #define WA_EX_HALTED	79
 #define WA_EX_BUSY	80
 
-/* WA_VERSION, the release, comes from the Makefile's VERSION (-D). */
+/*
+ * WA_VERSION, the release, comes from the Makefile's VERSION (-D), and
+ * WA_GRAPH_API_VERSION, the Graph API version spoken by default, from
+ * its GRAPH_API_VERSION: --version shows both.
+ */
 
 extern const char *wa_prog;	/* set by main: the name in every message */
 
