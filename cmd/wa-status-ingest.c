@@ -419,6 +419,7 @@ main(int argc, char **argv)
 	if (opt.follow != NULL) {
 		if ((sink.spool = realpath(opt.follow, NULL)) == NULL)
 			wa_die(EX_NOINPUT, "open %s:", opt.follow);
+		wa_spool_reader_lock(sink.spool);
 		wa_status_checkpoint(&sink, &seg, &off);
 		wa_spool_reader_open(&rd, sink.spool, seg, off);
 	}

@@ -2,7 +2,8 @@
 # Every program through Debian's pgbouncer in transaction pooling, with
 # fewer server sessions (2) than clients: three pipelines, a wa-campaign
 # run and wa-reconcile at once, with WA_PG_POOLING=transaction (nothing
-# prepared, nothing left on a session). Every row is sent once; no
+# prepared, nothing left on a session); then wa-status-ingest following
+# a spool, alone on it. Every row is sent once; no
 # prepared statement "already exists" or "does not exist". A bad
 # WA_PG_POOLING is a configuration error (78).
 . "$(dirname "$0")/lib.sh"
@@ -54,6 +55,40 @@ is "$(sql "select count(*) from pg_locks where locktype = 'advisory'")" 0 \
     "no advisory lock is left on a server session"
 exits 78 "a bad WA_PG_POOLING: 78" env WA_PG_POOLING=statement \
     wa-claim -c "$c1"
+
+# wa-status-ingest follows a spool through it: statuses applied, one
+# follower per spool (its lock file: no session lock holds here).
+S=$T/spool
+mkdir -p "$S"
+ids=$(sql "select string_agg(id::text, ' ' order by id) from (select id
+    from campaign_recipients where campaign_id = $c1 order by id limit 5) x")
+{
+	printf '{"object":"whatsapp_business_account","entry":[{"id":"1",'
+	printf '"changes":[{"field":"messages","value":{"statuses":['
+	sep=""
+	for i in $ids; do
+		printf '%s{"id":"wamid.x%s","status":"delivered",' "$sep" "$i"
+		printf '"timestamp":"1750000000","recipient_id":"1",'
+		printf '"biz_opaque_callback_data":"wapipe:%s:1"}' "$i"
+		sep=,
+	done
+	printf ']}}]}]}\n'
+} >"$S/0000000000000001.ndjson"
+exits 0 "wa-status-ingest --follow through pgbouncer: 0" \
+    wa-status-ingest --follow "$S" --once
+is "$(count "$c1" delivered)" 5 "... its statuses applied"
+bg wa-status-ingest --follow "$S"
+follower=$!
+# (Its lock file open: flock(1) would take the lock itself to look.)
+ok "a follower holds the spool" wait_for 30 sh -c \
+    "ls -l /proc/$follower/fd 2>/dev/null | grep -q reader.lock"
+wa-status-ingest --follow "$S" --once 2>"$T/second.err"
+is "$?" 75 "a second follower of the spool: 75"
+like "$(cat "$T/second.err")" "another wa-status-ingest follows" \
+    "... saying why"
+kill "$follower"
+wait "$follower"
+is "$?" 0 "the follower stops cleanly"
 unset DATABASE_URL WA_PG_POOLING
 fake_stop
 done_testing

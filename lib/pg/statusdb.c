@@ -202,8 +202,10 @@ gone(struct wa_status_sink *k)
 
 /*
  * A session ready for statement name (NULL: none), holding the spool's
- * lock when following one: taken again on every new session. Exits 75
- * when another process follows the spool, 69 when Postgres stays away.
+ * lock when following one: taken again on every new session (not behind
+ * a pooler in transaction pooling, where no session lock holds: there
+ * the spool's reader lock alone keeps one reader). Exits 75 when another
+ * process follows the spool, 69 when Postgres stays away.
  */
 static PGconn *
 ready(struct wa_status_sink *k, const char *name, const char *sql, int n)
@@ -215,7 +217,8 @@ ready(struct wa_status_sink *k, const char *name, const char *sql, int n)
 	for (;;) {
 		if ((conn = wa_pg_ready(k->db, name, sql, n)) == NULL)
 			gone(k);
-		if (k->spool == NULL || PQbackendPID(conn) == k->locked)
+		if (k->spool == NULL || PQbackendPID(conn) == k->locked ||
+		    wa_pg_pooled())
 			return conn;
 		res = PQexecParams(conn, "SELECT pg_try_advisory_lock("
 		    "hashtext('wa-status-ingest'), hashtext($1))", 1, NULL, p,
@@ -291,10 +294,8 @@ wa_status_checkpoint(struct wa_status_sink *k, long long *seg,
 static void
 submit(struct wa_status_sink *k, struct wa_status_batch *b)
 {
-	PGconn *conn = ready(k, "wa_status_apply", apply_sql, 0);
-
-	PQsendQueryPrepared(conn, "wa_status_apply", 13, b->p, NULL, NULL,
-	    0);
+	ready(k, "wa_status_apply", apply_sql, 0);
+	wa_pg_send(k->db, "wa_status_apply", apply_sql, 13, b->p);
 	b->t0 = wa_now_ns();
 }
 

@@ -339,6 +339,26 @@ openseg(struct wa_spool_reader *r, long long seg, long long off)
 }
 
 /*
+ * Holds dir's reader lock (dir/reader.lock) while the process lives: one
+ * reader of a spool on the host, whatever Postgres is behind (a pooler
+ * keeps no session lock). Exits 75 when another process has it, 73 when
+ * it cannot be made.
+ */
+void
+wa_spool_reader_lock(const char *dir)
+{
+	struct wa_buf path = { 0 };
+	int fd;
+
+	wa_buf_printf(&path, "%s/reader.lock", dir);
+	if ((fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) < 0)
+		wa_die(EX_CANTCREAT, "open %s:", path.s);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		wa_die(EX_TEMPFAIL, "another %s follows %s", wa_prog, dir);
+	wa_buf_free(&path);
+}
+
+/*
  * Follows dir from segment seg, offset off (seg -1: from the oldest
  * segment there). A checkpoint in a segment that no longer exists goes
  * on from the next one.

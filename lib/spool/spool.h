@@ -55,6 +55,8 @@ struct wa_spool_reader {
 	long long	 long_len;	/* its length, without '\n' */
 };
 
+/* Holds dir's reader lock while the process lives; exits 75 if held. */
+void wa_spool_reader_lock(const char *dir);
 /* Starts reading dir at segment seg, byte off. */
 void wa_spool_reader_open(struct wa_spool_reader *r, const char *dir,
     long long seg, long long off);
