@@ -54,7 +54,9 @@ is "$(cat "$T"/*.err | grep -c 'prepared statement')" 0 \
 is "$(sql "select count(*) from pg_locks where locktype = 'advisory'")" 0 \
     "no advisory lock is left on a server session"
 exits 78 "a bad WA_PG_POOLING: 78" env WA_PG_POOLING=statement \
-    wa-claim -c "$c1"
+    wa-claim -c "$c1" 2>"$T/pool.err"
+like "$(cat "$T/pool.err")" "WA_PG_POOLING must be session or transaction" \
+    "... saying so"
 
 # wa-status-ingest follows a spool through it: statuses applied, one
 # follower per spool (its lock file: no session lock holds here).
