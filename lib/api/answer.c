@@ -96,12 +96,8 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 		a->code = -1;
 	if (wa_json_int(o, "error.error_subcode", &a->subcode) != 1)
 		a->subcode = -1;
-	if ((t = wa_json_str(o, "error.message")) == NULL)
-		t = wa_json_str(o, "error.error_user_title");
 	/* "(#131026) Message undeliverable": the title webhooks carry. */
-	if (t != NULL && strncmp(t, "(#", 2) == 0 && strstr(t, ") ") != NULL)
-		t = strstr(t, ") ") + 2;
-	if (t != NULL)
+	if ((t = wa_json_error_text(wa_json_get(o, "error"))) != NULL)
 		wa_answer_text(a->title, sizeof a->title, t);
 	else
 		snprintf(a->title, sizeof a->title, "HTTP %ld%s", http,
