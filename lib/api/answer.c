@@ -56,8 +56,9 @@ wa_answer_title(struct wa_answer *a, const char *fmt, ...)
 /*
  * Sorts an HTTP answer. Success is a 2xx whose body names the message
  * (messages[0].id); a 2xx without one may or may not have been taken, so
- * it is ambiguous. Errors are classified on error.code, falling back on
- * the status when the body is not the API's error JSON.
+ * it is ambiguous. Errors are classified on error.code and
+ * error.error_subcode (api/class.h's table), falling back on the status
+ * when the body is not the API's error JSON or its code is not there.
  */
 void
 wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
@@ -102,7 +103,7 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 	else
 		snprintf(a->title, sizeof a->title, "HTTP %ld%s", http,
 		    o ? "" : " with a body that is not the API's JSON");
-	a->class = wa_class_of(a->code, http);
+	a->class = wa_class_of(a->code, a->subcode, http);
 	/* A 2xx with an error but no code names no message: unknown. */
 	if (a->class == WA_SENT)
 		a->class = WA_AMBIGUOUS;
