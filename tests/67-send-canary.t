@@ -1,8 +1,9 @@
 #!/bin/sh
 # wa-send: a campaign's first call goes alone (the canary); the others
-# wait for its answer, so that a missing template, a bad token or a
-# wrong phone-number id costs one call, not one per slot, however many
-# slots (-j) there are.
+# wait until a message is accepted, so that a missing template, a bad
+# token or a wrong phone-number id costs one call, not one per slot,
+# however many slots (-j) there are; an answer that blames the recipient
+# or the request does not open it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 
@@ -55,6 +56,28 @@ ok "the good campaign's second call waited for the first answer ($((second - fir
     test "$((second - first))" -ge 240
 ok 'then it opened: many calls at once' \
     test "$(unlabel "$T/m" | sed -n 's/^wa_send_in_flight_max //p')" -gt 10
+
+# Only an accepted message opens the canary. A first answer that blames
+# the recipient (131026) or the request (100 without a subcode) leaves
+# it closed: the next request goes alone too, and when its template is
+# missing that costs one call more, not one per slot.
+fake_start --rate 0 --pair-ms 0 --latency-ms 50 --templates reminder \
+    --script 0005001=131026 --script 0006001=100
+for c in 5:131026 6:100; do
+	code=${c#*:} c=${c%:*}
+	{ reqs "$c" reminder 1 "${c}001"; reqs "$c" nosuch 99 "${c}002"; } \
+	    >"$T/in"
+	wa-send -j 100 <"$T/in" >"$T/out" 2>"$T/err"
+	is $? 79 "campaign $c: the template behind the first answer halts"
+	is "$(jq -r 'select(.id == '"${c}001"') | [.result.outcome,
+	    .result.class, .result.error.code] | join(" ")' "$T/out")" \
+	    "failed permanent $code" "campaign $c: the first request failed ($code)"
+	is "$(jq -s length "$FAKE_LOG")" 2 \
+	    "campaign $c: that did not open the canary: two calls in all"
+	is "$(jq -r .result.outcome "$T/out" | sort | uniq -c | tr -s ' ')" \
+	    "$(printf ' 1 failed\n 99 halt')" "campaign $c: the rest halt"
+	: >"$FAKE_LOG"
+done
 
 # A wrong phone-number id (Graph's 100 with error_subcode 33: no such
 # object, or the token may not use it) says the sender is wrong, not

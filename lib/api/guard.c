@@ -29,15 +29,14 @@
  * (any other HTTP answer); its length tells wa-send when to give up.
  *
  * Campaigns. The first call of a campaign goes alone, a canary: the
- * others wait until an answer shows that the API took the request's
- * template and token (it was sent, or refused for the recipient or the
- * number's rate: anything but a halt, a 5xx, a timeout or an outage),
- * so that a missing template or a bad token costs one call, not one per
- * slot. An answer that says nothing sends the next canary. A
- * campaign-fatal error halts the campaign: later requests of
- * it are answered "halt" without calling the API. So does a run of the
- * same permanent error (the circuit breaker): one wrong mapping must not
- * fail a million rows.
+ * others wait until a message is accepted, which shows that the API took
+ * the campaign's number, template and token, so that a missing template,
+ * a wrong phone-number id or a bad token costs one call, not one per
+ * slot. Any other answer (one that blames the recipient or the request,
+ * a limit, a 5xx, a timeout) sends the next canary. A campaign-fatal
+ * error halts the campaign: later requests of it are answered "halt"
+ * without calling the API. So does a run of the same permanent error
+ * (the circuit breaker): one wrong mapping must not fail a million rows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,23 +206,6 @@ wa_guard_canary_out(struct wa_guard *g, const char *key)
 	struct campaign *c = campaign(g, key);
 
 	return !c->open && c->probe;
-}
-
-/* Whether an answer shows that the API took template and token. */
-static int
-opens(const struct wa_answer *a)
-{
-	switch (a->class) {
-	case WA_SENT:
-	case WA_THROUGHPUT:
-	case WA_UNAVAILABLE:
-	case WA_PAIR_RATE:
-	case WA_LATER:
-	case WA_PERMANENT:
-		return 1;
-	default:
-		return 0;
-	}
 }
 
 /* The ms the number must still wait: a pause in force, 0 if none. */
@@ -500,7 +482,12 @@ wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
 	wa_metric_set(g->pause_ms, max / 1000.0);
 
 	c->probe = 0;
-	if (!c->open && opens(a) && a->http > 0)
+	/*
+	 * Only a message accepted shows the number, template and token
+	 * good: a refusal that blames the recipient or the request (100,
+	 * 131026, 131009, ...) may come before Meta looks at the rest.
+	 */
+	if (a->class == WA_SENT)
 		c->open = 1;
 	if (a->class == WA_SENT)
 		c->run = 0;
