@@ -1,10 +1,12 @@
 /*
  * class.c: what to do about an error of the Cloud API: the one table,
- * for a send's answer (wa-send) and a result's retry delay (wa-record).
- * Keyed on error.code as Meta asks, and on error_subcode where a code
- * means two things (100); an answer with no code we know falls back on
- * its HTTP status (429: throughput, 5xx: transient, other: permanent).
- * Also the retry delay: exponential backoff with full jitter.
+ * for a send's answer (wa-send), a result's retry delay (wa-record) and
+ * the error of a failed status webhook (wa-status-ingest). Keyed on
+ * error.code as Meta asks, and on error_subcode where a code means two
+ * things (100); an answer with no code we know falls back on its HTTP
+ * status (429: throughput, 5xx: transient, other: permanent; a webhook's
+ * error has no status: permanent). Also the retry delay: exponential
+ * backoff with full jitter.
  *
  * Each row is checked against the facts in ../shared/research/cloud-api.md
  * (§3.3, "the sheet") and its 2026 additions, cloud-api-2026.md (§3,

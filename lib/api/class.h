@@ -1,7 +1,8 @@
 /*
  * api/class.h: the Cloud API's error codes sorted into what to do: one
- * table (DESIGN.md "Error classes"), read by wa-send for its answers and
- * by wa-record for the retry delay; and the retry delay's backoff.
+ * table (DESIGN.md "Error classes"), read by wa-send for its answers, by
+ * wa-record for the retry delay and by wa-status-ingest for the errors
+ * of failed statuses; and the retry delay's backoff.
  */
 #ifndef WA_API_CLASS_H
 #define WA_API_CLASS_H

@@ -582,6 +582,6 @@ wa_status_free(struct wa_status_batch *b)
 	free(b->v);
 	free(b->in);
 	wa_buf_free(&b->str);
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 11; i++)
 		wa_buf_free(&b->arr[i]);
 }
