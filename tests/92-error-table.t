@@ -85,8 +85,8 @@ is "$(wc -l <"$T/rows" | tr -d ' ')" "$(wc -l <"$T/tsv" | tr -d ' ')" \
 
 # In order of code; a code's subcode row before its other one (the first
 # row that matches wins); ranges that do not overlap.
-is "$(awk -F '\t' 'NR > 1 && ($1 < hi || ($1 == lo && !($3 == -1 &&
-    sub_ != -1))) { print "row " NR ": " $1 }
+is "$(awk -F '\t' 'NR > 1 && $1 <= hi && !($1 == lo && $2 == hi &&
+    $3 == -1 && sub_ != -1) { print "row " NR ": " $1 }
     { lo = $1; hi = $2; sub_ = $3 }' "$T/tsv")" "" \
     'rows in order of code, a subcode row before the code'"'"'s own'
 is "$(awk -F '\t' '$4 ~ /^(sent|ambiguous|outage|unsent)$/ ||
