@@ -133,6 +133,14 @@ unsent(struct wa_answer *a, const char *number)
 	wa_answer_unsent(a, WA_UNSENT, -1, why);
 }
 
+/* The answer to a request of a halted campaign: its halt's error. */
+static void
+halted(struct wa_answer *a, const struct wa_halt *h)
+{
+	wa_answer_unsent(a, WA_FATAL, h->code, h->why);
+	a->subcode = h->subcode;
+}
+
 static void
 release(struct slot *s)
 {
@@ -178,7 +186,7 @@ take(struct wa_input *in, struct wa_record *rec)
 		return;
 	}
 	if ((h = wa_guard_halted(guard, rq->campaign.s)) != NULL) {
-		wa_answer_unsent(&a, WA_FATAL, h->code, h->why);
+		halted(&a, h);
 		emit(rq, &a);
 		return;
 	}
@@ -218,7 +226,7 @@ held_go(void)
 		if ((h = wa_guard_halted(guard, s->send.rq.campaign.s)) !=
 		    NULL) {
 			/* It halted while this one waited for the canary. */
-			wa_answer_unsent(&a, WA_FATAL, h->code, h->why);
+			halted(&a, h);
 			goto answered;
 		}
 		if (!closing() && s->until <= now && (probing() ||

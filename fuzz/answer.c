@@ -5,8 +5,8 @@
  * counts as sent only on a 2xx naming its message; wamid, status and
  * title are valid UTF-8 within their buffers; the result line wa-send
  * writes for it is strictly valid JSON that wa-record takes, with that
- * outcome. wa_class_of gives a class for any code and status, and the
- * retry delay stays within its cap.
+ * outcome. wa_class_of gives a class for any code, subcode and status,
+ * and the retry delay stays within its cap.
  */
 #include "fuzz.h"
 #include "capture.h"
@@ -85,11 +85,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_object_put(o);
 	free(out);
 
-	/* Any code and status: a class; any attempt: a delay in bounds. */
+	/*
+	 * Any code, subcode and status: a class, and a delay of at most a
+	 * day; any attempt: a backoff in bounds.
+	 */
 	if (size >= 10) {
 		memcpy(&d, data + 2, sizeof d);
-		c = wa_class_of((long)d, http);
+		c = wa_class_of(d, data[1] % 2 ? 33 : -1, http);
 		PROP(c >= WA_SENT && c <= WA_UNSENT);
+		d = wa_error_delay_ms(d, data[1] % 2 ? 33 : -1);
+		PROP(d >= 0 && d <= 24 * 3600 * 1000LL);
 		cap = (int64_t)(data[1] % 100 + 1) * 1000;
 		d = wa_backoff_ms(data[0] % 64, 1000, cap);
 		PROP(d >= 0 && d <= cap);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # wa-fake-api: the faults behind the outage and bad-byte tests of wa-send:
 # --outage-file (an outage that starts and ends while it runs) and the
-# mojibake script (an error message in bytes that are not UTF-8).
+# mojibake script (an error message in bytes that are not UTF-8); Graph's
+# 100/33 for what is not an id, and for an id not of --numbers.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 
@@ -105,5 +106,22 @@ is "$(jq -r '[.phone_number_id // "-", .code // "-", .http_status] |
     join(" ")' "$FAKE_LOG" | tr '\n' ',')" \
     '- 100 400,- 100 400,- 100 400,- 100 400,- 100 400,106540352242922 - 200,' \
     'the log has no bad id'
+
+# --numbers: only those ids exist; a send from another, an id in form
+# (a wrong phone_number_id), gets the same 100/33, and is logged.
+fake_start --rate 0 --pair-ms 0 --numbers 106540352242922,9001
+exits 64 '--numbers refuses what is not an id' \
+    sh -c 'wa-fake-api --numbers "a b" 2>/dev/null'
+PNID=9001
+is "$(post +15550000071)" 200 'a number of --numbers: accepted'
+PNID=9002
+is "$(post +15550000072)" 400 'another: HTTP 400'
+is "$(jq -r '[.error.code, .error.error_subcode, .error.type] | join(" ")' \
+    "$T/out")" '100 33 GraphMethodException' '... code 100, subcode 33'
+like "$(jq -r .error.message "$T/out")" "^Unsupported post request. Object with ID '9002' does not exist" \
+    '... naming the id'
+is "$(jq -r '[.phone_number_id, .code // "-", .http_status] | join(" ")' \
+    "$FAKE_LOG" | tr '\n' ',')" '9001 - 200,9002 100 400,' \
+    'the log has both, by id'
 
 done_testing

@@ -1,7 +1,9 @@
 #!/bin/sh
 # wa-send: a campaign's first call goes alone (the canary); the others
-# wait for its answer, so that a missing template or a bad token costs
-# one call, not one per slot, however many slots (-j) there are.
+# wait until a message is accepted, so that a missing template, a bad
+# token or a wrong phone-number id costs one call, not one per slot,
+# however many slots (-j) there are; an answer that blames the recipient
+# or the request does not open it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 
@@ -54,5 +56,51 @@ ok "the good campaign's second call waited for the first answer ($((second - fir
     test "$((second - first))" -ge 240
 ok 'then it opened: many calls at once' \
     test "$(unlabel "$T/m" | sed -n 's/^wa_send_in_flight_max //p')" -gt 10
+
+# Only an accepted message opens the canary. A first answer that blames
+# the recipient (131026) or the request (100 without a subcode) leaves
+# it closed: the next request goes alone too, and when its template is
+# missing that costs one call more, not one per slot.
+fake_start --rate 0 --pair-ms 0 --latency-ms 50 --templates reminder \
+    --script 0005001=131026 --script 0006001=100
+for c in 5:131026 6:100; do
+	code=${c#*:} c=${c%:*}
+	{ reqs "$c" reminder 1 "${c}001"; reqs "$c" nosuch 99 "${c}002"; } \
+	    >"$T/in"
+	wa-send -j 100 <"$T/in" >"$T/out" 2>"$T/err"
+	is $? 79 "campaign $c: the template behind the first answer halts"
+	is "$(jq -r 'select(.id == '"${c}001"') | [.result.outcome,
+	    .result.class, .result.error.code] | join(" ")' "$T/out")" \
+	    "failed permanent $code" "campaign $c: the first request failed ($code)"
+	is "$(jq -s length "$FAKE_LOG")" 2 \
+	    "campaign $c: that did not open the canary: two calls in all"
+	is "$(jq -r .result.outcome "$T/out" | sort | uniq -c | tr -s ' ')" \
+	    "$(printf ' 1 failed\n 99 halt')" "campaign $c: the rest halt"
+	: >"$FAKE_LOG"
+done
+
+# A wrong phone-number id (Graph's 100 with error_subcode 33: no such
+# object, or the token may not use it) says the sender is wrong, not
+# the recipient: 400 rows at the default concurrency cost one call, fail
+# no row, and pause the campaign with the reason.
+pg_start
+fake_start --rate 0 --pair-ms 0 --templates reminder --numbers 9001
+c=$(campaign 400)
+wa-claim -c "$c" 2>"$T/claim.err" |
+    { wa-send 2>"$T/send.err"; echo $? >"$T/send.rc"; } |
+    wa-record >/dev/null 2>"$T/record.err"
+is "$(cat "$T/send.rc")" 79 'a wrong phone-number id halts wa-send: exit 79'
+is "$(jq -s length "$FAKE_LOG")" 1 'exactly one call reached the API'
+is "$(jq -r '[.phone_number_id, .code, .http_status] | join(" ")' \
+    "$FAKE_LOG")" '106540352242922 100 400' '... answered 100, HTTP 400'
+is "$(sql "select status || ' ' || attempt || ' ' || count(*)
+    from campaign_recipients where campaign_id = $c
+    group by status, attempt")" 'pending 0 400' \
+    'no row failed: all 400 pending, no attempt counted'
+like "$(sql "select state || ': ' || state_reason from campaigns
+    where id = $c")" '^paused: halt: 100/33 ' \
+    'the campaign is paused, the reason naming 100/33'
+like "$(cat "$T/send.err")" 'halted: error 100/33: Unsupported post request' \
+    'wa-send says why'
 
 done_testing

@@ -107,17 +107,22 @@ is "$(sql 'select count(*) from unmatched_statuses')" 0 \
 is "$(metric wa_status_ingest_unmatched_matched_total)" 1 \
     'counted as matched later'
 
-# Failed stores its error; rank 2 is below delivered.
+# Failed stores its error, classed as wa-send classes it (api/class.h's
+# one table): 131049, Meta's own failed example, is "later" (retry after
+# 24 h), so that requeue --class later finds it; rank 2 is below
+# delivered.
 f=',"errors":[{"code":131049,"title":"This message was not delivered to maintain healthy ecosystem engagement.","message":"x","error_data":{"details":"y"},"href":"/documentation"}]'
 body "$(st 6 failed 1751142888 6 "$f")" | ingest
 is "$(row 6)" 'failed|1751142888|131049|This message was not delivered to maintain healthy ecosystem engagement.' \
     'failed: status, code and title'
+is "$(sql 'select error_class from campaign_recipients where id = 6')" later \
+    '131049 by webhook is class later, as from wa-send'
 body "$(st 6 delivered 1751142999 6)" | ingest
 is "$(row 6)" 'delivered|1751142999||' \
     'delivered after failed (another device) moves it up, with no error'
 is "$(sql "select code || ' ' || class from recipient_errors
-    where recipient_id = 6")" '131049 permanent' \
-    'the failure stays in recipient_errors'
+    where recipient_id = 6")" '131049 later' \
+    'the failure stays in recipient_errors, with its class'
 body "$(st 7 delivered 1751142000)" | ingest
 body "$(st 7 failed 1751142100 '' "$f")" | ingest
 is "$(row 7)" 'delivered|1751142000||' 'failed after delivered is ignored'
@@ -236,6 +241,44 @@ sql "update unmatched_statuses set received_at = now() - interval '2 hours'"
 ingest --unmatched-ttl 3600 </dev/null
 is "$(sql 'select count(*) from unmatched_statuses')" 0 'old kept statuses expire'
 like "$(cat "$T/err")" 'expired 1 unmatched statuses' 'and that is logged'
+
+# The same table for every failure: 131026 is permanent; an error with a
+# message but no title (Meta says titles will go) is stored without the
+# message's "(#131026) ", as wa-send stores the same text; an error
+# without a code is permanent, as an answer without one would be. A kept
+# failure (its wamid not recorded yet) is classed when its row appears.
+recipients "$cid" 13 16
+sql "update campaign_recipients set status = 'sent', attempt = 1,
+    wamid = 'wamid.' || id where id between 13 and 15" >/dev/null
+cls() {
+	sql "select status || '|' || coalesce(error_code::text, '') || '|' ||
+	    coalesce(error_class, '') || '|' || coalesce(error_title, '')
+	    from campaign_recipients where id = $1"
+}
+f1=',"errors":[{"code":131026,"title":"Message undeliverable","message":"Message undeliverable","error_data":{"details":"Unable to deliver."}}]'
+f2=',"errors":[{"code":131026,"message":"(#131026) Message undeliverable","error_data":{"details":"Unable to deliver."}}]'
+f3=',"errors":[{"title":"Something odd"}]'
+f4=',"errors":[{"code":131049,"message":"(#131049) This message was not delivered to maintain healthy ecosystem engagement."}]'
+body "$(st 13 failed 1751143100 13 "$f1")" "$(st 14 failed 1751143100 '' "$f2")" \
+    "$(st 15 failed 1751143100 15 "$f3")" "$(st 1616 failed 1751143100 '' "$f4")" |
+    ingest
+is "$(cls 13)" 'failed|131026|permanent|Message undeliverable' \
+    '131026 by webhook: permanent'
+is "$(cls 14)" 'failed|131026|permanent|Message undeliverable' \
+    'a message without a title: stored without its "(#131026) "'
+is "$(cls 15)" 'failed||permanent|Something odd' \
+    'an error without a code: permanent'
+is "$(cls 16)" 'pending|||' 'a failure whose wamid is not recorded waits'
+sql "update campaign_recipients set status = 'sent', attempt = 1,
+    wamid = 'wamid.1616' where id = 16" >/dev/null
+ingest </dev/null
+is "$(cls 16)" 'failed|131049|later|This message was not delivered to maintain healthy ecosystem engagement.' \
+    '... and is classed later when its row appears, its prefix gone'
+is "$(sql "select string_agg(id || ':' || class, ' ' order by id)
+    from recipient_errors r join campaign_recipients c
+    on c.id = r.recipient_id where c.id between 13 and 16")" \
+    '13:permanent 14:permanent 15:permanent 16:later' \
+    'recipient_errors has the same classes'
 
 # A status Postgres refuses spoils nothing else: the rest of its batch is
 # applied, it is named, exit 65. (Every value is checked where it enters,

@@ -7,9 +7,10 @@
  *
  * A request is checked in Meta's order as far as it is known: the token
  * (190, HTTP 401), the path (100; a phone_number_id that is not an id,
- * records/request.h's wa_number_id_valid, is Graph's "Unsupported post
- * request", 100 with error_subcode 33, and never reaches a webhook or the
- * log as it came: its bytes need not even be UTF-8), the body (100,
+ * records/request.h's wa_number_id_valid, or not one of --numbers, is
+ * Graph's "Unsupported post request", 100 with error_subcode 33; one that
+ * is not an id never reaches a webhook or the log as it came: its bytes
+ * need not even be UTF-8), the body (100,
  * 131008, 131009, 131051),
  * the template (132001, HTTP 404); then a --script matching the end of
  * `to` (the longest suffix wins); then --error-rate and --drop-rate; then
@@ -415,6 +416,41 @@ wa_fake_set_templates(struct wa_fake_conf *c, const char *list)
 		wa_die(EX_USAGE, "--templates: no name in '%s'", list);
 }
 
+/* Only the ids of list (comma-separated) are phone numbers of ours. */
+void
+wa_fake_set_numbers(struct wa_fake_conf *c, const char *list)
+{
+	const char *p, *comma;
+
+	for (p = list; *p; p = comma + (*comma != '\0')) {
+		comma = strchrnul(p, ',');
+		if (comma == p)
+			continue;
+		c->numbers = wa_realloc(c->numbers, (c->nnumbers + 1) *
+		    sizeof *c->numbers);
+		c->numbers[c->nnumbers] = dupn(p, comma - p);
+		if (!wa_number_id_valid(c->numbers[c->nnumbers++]))
+			wa_die(EX_USAGE, "--numbers: '%.*s' is not a "
+			    "phone-number id", (int)(comma - p), p);
+	}
+	if (c->nnumbers == 0)
+		wa_die(EX_USAGE, "--numbers: no id in '%s'", list);
+}
+
+/* Whether id is an object of ours: a number of --numbers, or any id. */
+static int
+known(const struct wa_fake *f, const char *id)
+{
+	size_t i;
+
+	if (*id == '\0')
+		return 0;
+	for (i = 0; i < f->c.nnumbers; i++)
+		if (strcmp(f->c.numbers[i], id) == 0)
+			return 1;
+	return f->c.numbers == NULL;
+}
+
 struct wa_fake *
 wa_fake_new(struct wa_fake_conf *c)
 {
@@ -540,7 +576,7 @@ check(struct wa_fake *f, const struct req *q, const char *method,
 	if (f->c.token != NULL && ((n = strlen(auth + 7)) !=
 	    strlen(f->c.token) || CRYPTO_memcmp(auth + 7, f->c.token, n)))
 		return 190;
-	if (strcmp(method, "POST") != 0 || q->pnid[0] == '\0' ||
+	if (strcmp(method, "POST") != 0 || !known(f, q->pnid) ||
 	    body == NULL || q->obj == NULL)
 		return 100;
 	if (q->inbound)
@@ -1074,7 +1110,7 @@ wa_fake_handle(struct wa_fake *f, const char *method, const char *url,
 	if ((v.http = down(f)) != 0)
 		v.outcome = DOWN;
 	else if ((v.code = check(f, &q, method, auth, body)) == 100 &&
-	    q.id != NULL && q.pnid[0] == '\0' && strcmp(method, "POST") == 0)
+	    q.id != NULL && !known(f, q.pnid) && strcmp(method, "POST") == 0)
 		v.noobject = 1;
 	pthread_mutex_lock(&f->mu);
 	f->st.requests++;
@@ -1125,6 +1161,9 @@ wa_fake_free(struct wa_fake *f, struct wa_fake_stats *st)
 	}
 	for (i = 0; i < f->c.ntemplates; i++)
 		free(f->c.templates[i]);
+	for (i = 0; i < f->c.nnumbers; i++)
+		free(f->c.numbers[i]);
+	free(f->c.numbers);
 	free(f->c.scripts);
 	free(f->c.templates);
 	free(f->c.errates);

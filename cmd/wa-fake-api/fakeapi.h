@@ -52,6 +52,8 @@ struct wa_fake_conf {
 	int64_t		 jitter_ms;
 	char		**templates;	/* NULL: every name exists */
 	size_t		 ntemplates;
+	char		**numbers;	/* phone-number ids; NULL: any id */
+	size_t		 nnumbers;
 	struct wa_fake_script *scripts;
 	size_t		 nscripts;
 	struct wa_fake_errate *errates;
@@ -73,6 +75,7 @@ struct wa_fake_conf {
 void wa_fake_add_script(struct wa_fake_conf *c, const char *arg);
 void wa_fake_add_errate(struct wa_fake_conf *c, const char *arg);
 void wa_fake_set_templates(struct wa_fake_conf *c, const char *list);
+void wa_fake_set_numbers(struct wa_fake_conf *c, const char *list);
 
 #define WA_FAKE_BODY_MAX (64 * 1024)
 

@@ -37,8 +37,9 @@ usage(FILE *f, int status)
 	    "[--port-file file] [--log file]\n"
 	    "        [--rate n] [--pair-ms ms] [--latency-ms mean] "
 	    "[--jitter-ms spread]\n"
-	    "        [--templates name,...] [--script suffix=action]... "
-	    "[--error-rate code:f]...\n"
+	    "        [--templates name,...] [--numbers id,...] "
+	    "[--script suffix=action]...\n"
+	    "        [--error-rate code:f]...\n"
 	    "        [--drop-rate f] [--seed n] [--threads n] "
 	    "[--outage-file file]\n"
 	    "        [--webhook-url url] [--webhook-batch n] "
@@ -56,9 +57,9 @@ int
 main(int argc, char **argv)
 {
 	enum { ANY = 256, BATCH, DELAY, DROP, DUP, ERRATE, FAIL, INFLIGHT,
-	    JITTER, LATENCY, LINGER, LISTEN, LOG, OUTAGE, PAIR, PORTFILE, RATE,
-	    READ,
-	    REORDER, RETRY, SCRIPT, SEED, TEMPLATES, THREADS, HOOKLOG, URL };
+	    JITTER, LATENCY, LINGER, LISTEN, LOG, NUMBERS, OUTAGE, PAIR,
+	    PORTFILE, RATE, READ, REORDER, RETRY, SCRIPT, SEED, TEMPLATES,
+	    THREADS, HOOKLOG, URL };
 	static const struct option longs[] = {
 		{ "any-token", no_argument, NULL, ANY },
 		{ "drop-rate", required_argument, NULL, DROP },
@@ -78,6 +79,7 @@ main(int argc, char **argv)
 		{ "reorder-rate", required_argument, NULL, REORDER },
 		{ "script", required_argument, NULL, SCRIPT },
 		{ "seed", required_argument, NULL, SEED },
+		{ "numbers", required_argument, NULL, NUMBERS },
 		{ "templates", required_argument, NULL, TEMPLATES },
 		{ "threads", required_argument, NULL, THREADS },
 		{ "version", no_argument, NULL, WA_OPT_VERSION },
@@ -180,6 +182,9 @@ main(int argc, char **argv)
 		case SEED:
 			fc.seed = wa_num(optarg, 0, LLONG_MAX, "--seed");
 			fc.seeded = 1;
+			break;
+		case NUMBERS:
+			wa_fake_set_numbers(&fc, optarg);
 			break;
 		case TEMPLATES:
 			wa_fake_set_templates(&fc, optarg);

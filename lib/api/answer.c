@@ -56,8 +56,9 @@ wa_answer_title(struct wa_answer *a, const char *fmt, ...)
 /*
  * Sorts an HTTP answer. Success is a 2xx whose body names the message
  * (messages[0].id); a 2xx without one may or may not have been taken, so
- * it is ambiguous. Errors are classified on error.code, falling back on
- * the status when the body is not the API's error JSON.
+ * it is ambiguous. Errors are classified on error.code and
+ * error.error_subcode (api/class.h's table), falling back on the status
+ * when the body is not the API's error JSON or its code is not there.
  */
 void
 wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
@@ -96,17 +97,13 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 		a->code = -1;
 	if (wa_json_int(o, "error.error_subcode", &a->subcode) != 1)
 		a->subcode = -1;
-	if ((t = wa_json_str(o, "error.message")) == NULL)
-		t = wa_json_str(o, "error.error_user_title");
 	/* "(#131026) Message undeliverable": the title webhooks carry. */
-	if (t != NULL && strncmp(t, "(#", 2) == 0 && strstr(t, ") ") != NULL)
-		t = strstr(t, ") ") + 2;
-	if (t != NULL)
+	if ((t = wa_json_error_text(wa_json_get(o, "error"))) != NULL)
 		wa_answer_text(a->title, sizeof a->title, t);
 	else
 		snprintf(a->title, sizeof a->title, "HTTP %ld%s", http,
 		    o ? "" : " with a body that is not the API's JSON");
-	a->class = wa_class_of(a->code, http);
+	a->class = wa_class_of(a->code, a->subcode, http);
 	/* A 2xx with an error but no code names no message: unknown. */
 	if (a->class == WA_SENT)
 		a->class = WA_AMBIGUOUS;

@@ -15,9 +15,9 @@
  * the change is enough, so they change nothing. Once requests sent after
  * a pause succeed, the pause halves at most every WA_PAUSE_DECAY_MS until
  * it is gone. Each change of the rate is a line on stderr and a metric.
- * 131057 pauses the number WA_PAUSE_MAINTENANCE_MS, 131048
- * WA_PAUSE_SPAM_MS with a loud warning: someone must look at the
- * number's quality.
+ * An error of class unavailable pauses the number for its delay in
+ * api/class.h's table: 131057 a minute, 131048 a quarter of an hour with
+ * a loud warning (someone must look at the number's quality).
  *
  * Outages. A failure to resolve, connect or shake hands (nothing sent),
  * or WA_OUTAGE_RUN 5xx answers in a row (a proxy's, or the API's errors
@@ -29,15 +29,14 @@
  * (any other HTTP answer); its length tells wa-send when to give up.
  *
  * Campaigns. The first call of a campaign goes alone, a canary: the
- * others wait until an answer shows that the API took the request's
- * template and token (it was sent, or refused for the recipient or the
- * number's rate: anything but a halt, a 5xx, a timeout or an outage),
- * so that a missing template or a bad token costs one call, not one per
- * slot. An answer that says nothing sends the next canary. A
- * campaign-fatal error halts the campaign: later requests of
- * it are answered "halt" without calling the API. So does a run of the
- * same permanent error (the circuit breaker): one wrong mapping must not
- * fail a million rows.
+ * others wait until a message is accepted, which shows that the API took
+ * the campaign's number, template and token, so that a missing template,
+ * a wrong phone-number id or a bad token costs one call, not one per
+ * slot. Any other answer (one that blames the recipient or the request,
+ * a limit, a 5xx, a timeout) sends the next canary. A campaign-fatal
+ * error halts the campaign: later requests of it are answered "halt"
+ * without calling the API. So does a run of the same permanent error
+ * (the circuit breaker): one wrong mapping must not fail a million rows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,23 +208,6 @@ wa_guard_canary_out(struct wa_guard *g, const char *key)
 	return !c->open && c->probe;
 }
 
-/* Whether an answer shows that the API took template and token. */
-static int
-opens(const struct wa_answer *a)
-{
-	switch (a->class) {
-	case WA_SENT:
-	case WA_THROUGHPUT:
-	case WA_UNAVAILABLE:
-	case WA_PAIR_RATE:
-	case WA_LATER:
-	case WA_PERMANENT:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* The ms the number must still wait: a pause in force, 0 if none. */
 int64_t
 wa_guard_paused(struct wa_guard *g, const char *id)
@@ -365,8 +347,7 @@ number_answer(struct wa_guard *g, struct number *n,
 	case WA_UNAVAILABLE:
 		if (n->long_ns > now)
 			break;
-		ms = a->code == 131048 ? WA_PAUSE_SPAM_MS :
-		    WA_PAUSE_MAINTENANCE_MS;
+		ms = wa_error_delay_ms(a->code, a->subcode);
 		n->long_ns = now + ms * 1000000;
 		pause_number(g, n, ms);
 		if (a->code == 131048)
@@ -466,12 +447,14 @@ wa_guard_outage(const struct wa_guard *g, const char **why)
 }
 
 static void
-halt(struct wa_guard *g, struct campaign *c, int64_t code, const char *why)
+halt(struct wa_guard *g, struct campaign *c, const struct wa_answer *a,
+    const char *why)
 {
 	char key[61], text[241];
 
 	c->halted = 1;
-	c->halt.code = code;
+	c->halt.code = a->code;
+	c->halt.subcode = a->subcode;
 	wa_answer_text(key, sizeof key, c->key);
 	wa_answer_text(text, sizeof text, why);
 	snprintf(c->halt.why, sizeof c->halt.why, "%s halted: %s", key,
@@ -499,14 +482,24 @@ wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
 	wa_metric_set(g->pause_ms, max / 1000.0);
 
 	c->probe = 0;
-	if (!c->open && opens(a) && a->http > 0)
+	/*
+	 * Only a message accepted shows the number, template and token
+	 * good: a refusal that blames the recipient or the request (100,
+	 * 131026, 131009, ...) may come before Meta looks at the rest.
+	 */
+	if (a->class == WA_SENT)
 		c->open = 1;
 	if (a->class == WA_SENT)
 		c->run = 0;
 	if (a->class == WA_FATAL && !c->halted) {
-		snprintf(why, sizeof why, "error %lld: %s",
-		    (long long)a->code, a->title);
-		halt(g, c, a->code, why);
+		if (a->subcode >= 0)
+			snprintf(why, sizeof why, "error %lld/%lld: %s",
+			    (long long)a->code, (long long)a->subcode,
+			    a->title);
+		else
+			snprintf(why, sizeof why, "error %lld: %s",
+			    (long long)a->code, a->title);
+		halt(g, c, a, why);
 	}
 	if (a->class != WA_PERMANENT)
 		return;
@@ -518,7 +511,7 @@ wa_guard_answer(struct wa_guard *g, const char *number_id, const char *key,
 	snprintf(why, sizeof why, "circuit breaker: %d sends in a row failed "
 	    "with %s %lld (%s)", c->run, a->code >= 0 ? "error" : "HTTP",
 	    (long long)(run >= 0 ? run : -run), a->title);
-	halt(g, c, a->code, why);
+	halt(g, c, a, why);
 	a->class = WA_FATAL;
 	wa_answer_title(a, "%s", c->halt.why);
 }

@@ -2,8 +2,8 @@
  * api/guard.h: what one send's answer means for the others. Per number:
  * pauses of its shared token bucket (api/bucket.h) on throughput and
  * availability errors, and while the API cannot be reached (an outage).
- * Per campaign: halts on campaign-fatal errors and the circuit breaker on
- * a run of one permanent error.
+ * Per campaign: the canary, halts on campaign-fatal errors and the
+ * circuit breaker on a run of one permanent error.
  */
 #ifndef WA_API_GUARD_H
 #define WA_API_GUARD_H
@@ -26,10 +26,10 @@
 #define WA_RATE_STEP_MS		1000
 /* After a cut, the answers to sends this soon after say nothing. */
 #define WA_RATE_SETTLE_MS	1000
-/* 131057 (maintenance, e.g. a throughput upgrade: about a minute). */
-#define WA_PAUSE_MAINTENANCE_MS	60000
-/* 131048 (spam rate limit: Meta restricts the number for a while). */
-#define WA_PAUSE_SPAM_MS	(15 * 60000)
+/*
+ * An error of class unavailable (131057, 131048, ...) pauses its number
+ * for its row's delay in api/class.h's table.
+ */
 #define WA_BREAKER		50
 /*
  * Outages: 5xx answers in a row that make one; the pause of a number
@@ -42,6 +42,7 @@
 struct wa_guard;
 struct wa_halt {
 	int64_t		code;		/* the error that halted, or -1 */
+	int64_t		subcode;	/* its error_subcode, or -1 */
 	char		why[320];
 };
 

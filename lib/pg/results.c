@@ -11,7 +11,8 @@
  * not stale); retry goes back to pending after a jittered backoff, or to
  * failed after max_attempts; failed keeps the error; unknown waits for a
  * webhook or wa-reconcile; halt puts the row back (attempt not counted)
- * and pauses the campaign. A retry of class outage (the API unreachable)
+ * and pauses the campaign, the reason its error ("halt: 100/33 ...",
+ * code/subcode and title). A retry of class outage (the API unreachable)
  * or unsent (never sent: the sender was stopping) is not an attempt
  * either: the row goes back to pending, never to failed, and an outage
  * is remembered by the campaign. A row's current error is its last
@@ -38,8 +39,10 @@ const char *const wa_outcome_names[WA_OUTCOMES] = { "sent", "retry",
 static const char *apply_sql =
     "WITH r AS (SELECT *, coalesce(class IN ('outage', 'unsent'), false)"
     "   AS free FROM unnest($1::bigint[], $2::int[], $3::text[],"
-    "   $4::text[], $5::int[], $6::text[], $7::bigint[], $8::text[])"
-    "   AS r(id, attempt, outcome, wamid, code, title, delay_ms, class)),"
+    "   $4::text[], $5::int[], $6::text[], $7::bigint[], $8::text[],"
+    "   $9::int[])"
+    "   AS r(id, attempt, outcome, wamid, code, title, delay_ms, class,"
+    "   subcode)),"
     " upd AS (UPDATE campaign_recipients c SET"
     "   status = CASE WHEN c.status <> 'sending' THEN"
     "     CASE WHEN c.status IN ('unknown', 'pending') THEN 'sent'"
@@ -78,7 +81,8 @@ static const char *apply_sql =
     "  WHERE outcome <> 'sent' AND NOT free"
     "   AND (code IS NOT NULL OR title IS NOT NULL)),"
     " h AS (SELECT DISTINCT ON (c.campaign_id) c.campaign_id,"
-    "   'halt: ' || coalesce(r.code::text || ' ', '')"
+    "   'halt: ' || coalesce(r.code::text"
+    "    || coalesce('/' || r.subcode::text, '') || ' ', '')"
     "   || coalesce(r.title, 'campaign-wide error') AS reason"
     "  FROM r JOIN campaign_recipients c ON c.id = r.id"
     "  WHERE r.outcome = 'halt' ORDER BY c.campaign_id, r.id),"
@@ -128,6 +132,7 @@ struct row {
 	int		 outcome;	/* index in wa_outcome_names */
 	int		 refused;
 	int64_t		 code;		/* -1: none */
+	int64_t		 subcode;	/* -1: none */
 	int64_t		 delay_ms;
 	const char	*class;		/* a wa_class_name, or NULL */
 	size_t		 wamid, title;	/* offsets in str, or 0: none */
@@ -144,7 +149,7 @@ struct wa_results {
 	size_t		*order;		/* v's indices sorted by id */
 	struct wa_buf	 str;		/* wamids and titles, NUL-ended */
 	struct wa_buf	 lines;		/* the batch's lines, to echo or keep */
-	struct wa_buf	 a[8];		/* the statement's arrays */
+	struct wa_buf	 a[9];		/* the statement's arrays */
 	unsigned long long done[WA_OUTCOMES], stale, norow, refused;
 	char		 norow_ids[96];	/* the first ids no row has */
 	void		(*on_refused)(const char *, size_t, const char *,
@@ -172,7 +177,7 @@ wa_results_free(struct wa_results *r)
 
 	if (r == NULL)
 		return;
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		wa_buf_free(&r->a[i]);
 	wa_buf_free(&r->str);
 	wa_buf_free(&r->lines);
@@ -236,21 +241,26 @@ keep(struct wa_results *r, const char *s)
 	return at;
 }
 
-/* The delay before a retry: by the error's class, or for an outage. */
+/*
+ * The delay before a retry: backoff, and at least the error's delay in
+ * api/class.h's table; or an outage's.
+ */
 static int64_t
 delay(struct wa_results *r, struct json_object *o, int64_t attempt,
     const char *class)
 {
-	int64_t code = -1, http = 0;
+	int64_t code = -1, subcode = -1;
 
 	if (class != NULL && strcmp(class, "unsent") == 0)
 		return 0;
 	if (class != NULL && strcmp(class, "outage") == 0)
 		return r->base_ms + wa_backoff_ms(2, r->base_ms, r->cap_ms);
-	wa_json_int(o, "result.error.code", &code);
-	wa_json_int(o, "result.http_status", &http);
+	if (wa_json_int(o, "result.error.code", &code) != 1)
+		code = -1;
+	if (wa_json_int(o, "result.error.subcode", &subcode) != 1)
+		subcode = -1;
 	return wa_backoff_ms(attempt, r->base_ms, r->cap_ms) +
-	    wa_class_min_delay_ms(wa_class_of(code, http));
+	    wa_error_delay_ms(code, subcode);
 }
 
 /* The class's name as lib/api/class.c spells it, or NULL. */
@@ -308,6 +318,9 @@ wa_results_take(struct wa_results *r, struct json_object *obj,
 	w->attempt = attempt;
 	w->outcome = k;
 	w->code = code;
+	if (wa_json_int(obj, "result.error.subcode", &w->subcode) != 1 ||
+	    w->subcode < 0 || w->subcode > INT32_MAX)
+		w->subcode = -1;
 	w->class = class_of(wa_json_str(obj, "result.class"));
 	/* Only a retry may be free: the classes say what the row is owed. */
 	if (k != 1 && w->class != NULL && (strcmp(w->class, "outage") == 0 ||
@@ -346,11 +359,11 @@ byid(const void *a, const void *b)
 static PGresult *
 run(struct wa_results *r, size_t lo, size_t hi, int wait)
 {
-	const char *p[8];
+	const char *p[9];
 	size_t i;
 	int j;
 
-	for (j = 0; j < 8; j++)
+	for (j = 0; j < 9; j++)
 		wa_pg_array_start(&r->a[j]);
 	for (i = lo; i < hi; i++) {
 		const struct row *w = &r->v[r->order[i]];
@@ -366,14 +379,18 @@ run(struct wa_results *r, size_t lo, size_t hi, int wait)
 		wa_pg_array_str(&r->a[5], str(r, w->title));
 		wa_pg_array_int(&r->a[6], w->delay_ms);
 		wa_pg_array_str(&r->a[7], w->class);
+		if (w->subcode >= 0)
+			wa_pg_array_int(&r->a[8], w->subcode);
+		else
+			wa_pg_array_null(&r->a[8]);
 	}
-	for (j = 0; j < 8; j++) {
+	for (j = 0; j < 9; j++) {
 		wa_pg_array_end(&r->a[j]);
 		p[j] = r->a[j].s;
 	}
 	if (!wait)
-		return wa_pg_try(r->db, "wa_record_apply", apply_sql, 8, p);
-	return wa_pg_run(r->db, "wa_record_apply", apply_sql, 8, p);
+		return wa_pg_try(r->db, "wa_record_apply", apply_sql, 9, p);
+	return wa_pg_run(r->db, "wa_record_apply", apply_sql, 9, p);
 }
 
 /*

@@ -20,7 +20,11 @@
  * may match: it moves those whose row has appeared onto it, through the
  * same update. A row that a status moves to sent, delivered or read has
  * no current error any more (an earlier attempt's stays in
- * recipient_errors); one that fails gets the status's error.
+ * recipient_errors); one that fails gets the status's error, and its
+ * class from api/class.h's table, the one wa-send classes its answers
+ * with (131049 is "later", as from a send): the apply statement is given
+ * each failed status's class; the retry, the class of each code its
+ * kept failures carry, looked up first.
  *
  * Postgres gone is waited for with pg/pg.h's policy (the spool's lock
  * taken again on the new session), then the program exits 69. A batch
@@ -49,9 +53,11 @@
 
 /*
  * The update both statements end with, from m0(id, wamid, status, at,
- * code, title). A row without a wamid takes the status's: a send whose
- * answer was lost, or whose result died with its wa-send or wa-record, has
- * no other way to get it.
+ * code, title, class). A row without a wamid takes the status's: a send
+ * whose answer was lost, or whose result died with its wa-send or
+ * wa-record, has no other way to get it. A failed row's class is the one
+ * wa-send would give its error (api/class.h's table, in C: the
+ * statements are given it).
  */
 #define UPDATE_M \
     " m AS (SELECT DISTINCT ON (id) * FROM m0" \
@@ -63,23 +69,24 @@
     "   status_at = coalesce(m.at, now())," \
     "   error_code = CASE WHEN m.status = 'failed' THEN m.code END," \
     "   error_title = CASE WHEN m.status = 'failed' THEN m.title END," \
-    "   error_class = CASE WHEN m.status = 'failed' THEN 'permanent' END" \
+    "   error_class = CASE WHEN m.status = 'failed' THEN m.class END" \
     "  FROM m WHERE r.id = m.id" \
     "   AND status_rank(m.status) > status_rank(r.status)" \
-    "  RETURNING r.id, r.attempt, m.status, m.code, m.title," \
+    "  RETURNING r.id, r.attempt, m.status, m.code, m.title, m.class," \
     "   extract(epoch FROM now() - m.at) AS lag)," \
     " hist AS (INSERT INTO recipient_errors (recipient_id, attempt, code," \
     "   class, title, at)" \
-    "  SELECT id, attempt, code, 'permanent', title, now() FROM upd" \
+    "  SELECT id, attempt, code, class, title, now() FROM upd" \
     "  WHERE status = 'failed')"
 
 static const char *apply_sql =
     "WITH b AS (SELECT coalesce(b.rid, (SELECT c.id FROM campaign_recipients"
     "   c WHERE c.wamid = b.wamid)) AS id, b.rid, b.wamid, b.status,"
-    "   to_timestamp(b.ts) AS at, b.code, b.title"
+    "   to_timestamp(b.ts) AS at, b.code, b.title, b.class"
     "  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[],"
-    "   $5::integer[], $6::text[]) AS b(rid, wamid, status, ts, code, title)),"
-    " m0 AS (SELECT id, wamid, status, at, code, title FROM b"
+    "   $5::integer[], $6::text[], $14::text[])"
+    "   AS b(rid, wamid, status, ts, code, title, class)),"
+    " m0 AS (SELECT id, wamid, status, at, code, title, class FROM b"
     "  WHERE id IS NOT NULL),"
     UPDATE_M ","
     " kept AS (INSERT INTO unmatched_statuses (wamid, status, recipient_id,"
@@ -105,17 +112,38 @@ static const char *apply_sql =
     " UNION ALL SELECT 'checkpoint', count(*) FROM ck"
     " UNION ALL SELECT 'optout', count(*) FROM opt";
 
+/*
+ * The error codes of the failed statuses kept in the last $1 seconds,
+ * for their classes: the retry is given them ($2, $3).
+ */
+static const char *codes_sql =
+    "SELECT DISTINCT error_code FROM unmatched_statuses"
+    " WHERE status = 'failed'"
+    "  AND received_at >= now() - make_interval(secs => $1)";
+
+/*
+ * $2, $3: error codes (one may be NULL) and their classes. A failed
+ * status whose code is not among them (kept since they were looked up)
+ * waits for the next retry.
+ */
 static const char *retry_sql =
-    "WITH old AS (SELECT u.wamid, u.status, coalesce(u.recipient_id,"
+    "WITH cls AS (SELECT * FROM unnest($2::integer[], $3::text[])"
+    "   AS x(code, class)),"
+    " old AS (SELECT u.wamid, u.status, coalesce(u.recipient_id,"
     "   (SELECT c.id FROM campaign_recipients c WHERE c.wamid = u.wamid))"
     "   AS id FROM unmatched_statuses u"
     "  WHERE u.received_at >= now() - make_interval(secs => $1)),"
-    " m0 AS (DELETE FROM unmatched_statuses u"
+    " d AS (DELETE FROM unmatched_statuses u"
     "  USING old o, campaign_recipients c"
     "  WHERE u.wamid = o.wamid AND u.status = o.status AND c.id = o.id"
+    "   AND (u.status <> 'failed' OR EXISTS (SELECT 1 FROM cls"
+    "    WHERE cls.code IS NOT DISTINCT FROM u.error_code))"
     "  RETURNING c.id, u.wamid, u.status, u.status_at AS at,"
     "   u.error_code AS code,"
     "   u.error_title AS title),"
+    " m0 AS (SELECT d.*, (SELECT cls.class FROM cls"
+    "   WHERE d.status = 'failed' AND cls.code IS NOT DISTINCT FROM d.code)"
+    "   AS class FROM d),"
     UPDATE_M
     " SELECT status, lag FROM upd"
     " UNION ALL SELECT 'matched', count(*) FROM m0";
@@ -134,8 +162,9 @@ num(struct wa_buf *a, int has, int64_t v)
 }
 
 /*
- * Six array literals in a[0..5]: recipient ids, wamids, statuses,
- * timestamps, error codes, error titles (NULL where absent).
+ * Seven array literals in a[0..6]: recipient ids, wamids, statuses,
+ * timestamps, error codes, error titles (NULL where absent), and the
+ * classes of failed statuses' errors (NULL for the others).
  */
 static void
 arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
@@ -145,7 +174,7 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 	size_t k;
 	int i;
 
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		wa_pg_array_start(&a[i]);
 	for (k = lo; k < hi; k++) {
 		s = &b->v[k];
@@ -160,8 +189,13 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 			    s->title_len);
 		else
 			wa_pg_array_null(&a[5]);
+		if (strcmp(wa_rank_names[s->rank], "failed") == 0)
+			wa_pg_array_str(&a[6], wa_class_name(wa_class_of(
+			    s->has_code ? s->code : -1, -1, 0)));
+		else
+			wa_pg_array_null(&a[6]);
 	}
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		wa_pg_array_end(&a[i]);
 }
 
@@ -295,7 +329,7 @@ static void
 submit(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	ready(k, "wa_status_apply", apply_sql, 0);
-	wa_pg_send(k->db, "wa_status_apply", apply_sql, 13, b->p);
+	wa_pg_send(k->db, "wa_status_apply", apply_sql, 14, b->p);
 	b->t0 = wa_now_ns();
 }
 
@@ -307,11 +341,12 @@ send_batch(struct wa_status_sink *k, struct wa_status_batch *b,
 	int i;
 
 	arrays(b, 0, b->n, b->arr);
-	texts(b, 0, b->nin, b->arr + 6);
+	texts(b, 0, b->nin, b->arr + 7);
 	for (i = 0; i < 6; i++)
 		b->p[i] = b->arr[i].s;
 	for (i = 0; i < 4; i++)
-		b->p[9 + i] = b->arr[6 + i].s;
+		b->p[9 + i] = b->arr[7 + i].s;
+	b->p[13] = b->arr[6].s;
 	snprintf(b->num[0], sizeof b->num[0], "%lld", seg);
 	snprintf(b->num[1], sizeof b->num[1], "%lld", off);
 	b->spool = spool;
@@ -372,8 +407,8 @@ static void
 apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
     size_t hi)
 {
-	struct wa_buf a[6] = { { 0 } };
-	const char *p[13];
+	struct wa_buf a[7] = { { 0 } };
+	const char *p[14];
 	PGresult *res;
 	int i;
 
@@ -382,13 +417,14 @@ apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
 		p[i] = a[i].s;
 	p[6] = p[7] = p[8] = NULL;
 	p[9] = p[10] = p[11] = p[12] = "{}";
-	if ((res = run(k, apply_sql, 13, p)) == NULL)
+	p[13] = a[6].s;
+	if ((res = run(k, apply_sql, 14, p)) == NULL)
 		split(k, b, lo, hi);
 	else {
 		tally(res, &k->total, k->lag);
 		PQclear(res);
 	}
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		wa_buf_free(&a[i]);
 }
 
@@ -400,7 +436,8 @@ static void
 optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	struct wa_buf a[4] = { { 0 } };
-	const char *p[13] = { "{}", "{}", "{}", "{}", "{}", "{}" };
+	const char *p[14] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
+	    NULL, NULL, NULL, NULL, NULL, "{}" };
 	PGresult *res;
 	size_t j;
 	int i;
@@ -409,7 +446,7 @@ optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 		texts(b, j, j + 1, a);
 		for (i = 0; i < 4; i++)
 			p[9 + i] = a[i].s;
-		if ((res = run(k, apply_sql, 13, p)) == NULL) {
+		if ((res = run(k, apply_sql, 14, p)) == NULL) {
 			if (k->refused != NULL)
 				k->refused(b->in[j].lineno,
 				    wa_pg_error(k->db));
@@ -451,16 +488,16 @@ wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 			split(k, b, 0, b->n);
 			/* Then the checkpoint, past the batch, and the
 			   batch's opt-outs. */
-			last = run(k, apply_sql, 13, (const char *const[]){
+			last = run(k, apply_sql, 14, (const char *const[]){
 			    "{}", "{}", "{}", "{}", "{}", "{}", b->p[6],
 			    b->p[7], b->p[8], b->p[9], b->p[10], b->p[11],
-			    b->p[12] });
+			    b->p[12], "{}" });
 			if (last == NULL && b->nin > 0) {
 				optouts(k, b);
-				last = run(k, apply_sql, 13, (const char
+				last = run(k, apply_sql, 14, (const char
 				    *const[]){ "{}", "{}", "{}", "{}", "{}",
 				    "{}", b->p[6], b->p[7], b->p[8], "{}",
-				    "{}", "{}", "{}" });
+				    "{}", "{}", "{}", "{}" });
 			}
 			if (last == NULL)
 				gone(k);
@@ -517,22 +554,44 @@ wa_status_flush(struct wa_status_sink *k, long long seg, long long off)
 
 /*
  * Applies the kept statuses received within window seconds whose row has
- * appeared.
+ * appeared; the errors of failed ones are classed here first, by code.
  */
 void
 wa_status_retry(struct wa_status_sink *k, long long window)
 {
-	const char *p[1];
+	struct wa_buf a[2] = { { 0 } };
+	const char *p[3];
 	PGresult *res;
 	char s[32];
+	int i;
 
 	wa_status_collect(k);
 	snprintf(s, sizeof s, "%lld", window);
 	p[0] = s;
-	if ((res = run(k, retry_sql, 1, p)) == NULL)
+	if ((res = run(k, codes_sql, 1, p)) == NULL)
+		gone(k);
+	wa_pg_array_start(&a[0]);
+	wa_pg_array_start(&a[1]);
+	for (i = 0; i < PQntuples(res); i++) {
+		if (PQgetisnull(res, i, 0))
+			wa_pg_array_null(&a[0]);
+		else
+			wa_pg_array_str(&a[0], PQgetvalue(res, i, 0));
+		wa_pg_array_str(&a[1], wa_class_name(wa_class_of(
+		    PQgetisnull(res, i, 0) ? -1 :
+		    atoll(PQgetvalue(res, i, 0)), -1, 0)));
+	}
+	wa_pg_array_end(&a[0]);
+	wa_pg_array_end(&a[1]);
+	PQclear(res);
+	p[1] = a[0].s;
+	p[2] = a[1].s;
+	if ((res = run(k, retry_sql, 3, p)) == NULL)
 		gone(k);
 	tally(res, &k->total, k->lag);
 	PQclear(res);
+	wa_buf_free(&a[0]);
+	wa_buf_free(&a[1]);
 }
 
 /* Drops kept statuses older than ttl seconds; returns how many. */

@@ -1,7 +1,7 @@
 /*
  * json.c: JSON as it enters, checked byte by byte before json-c builds
- * it; fields of a parsed record by dotted path; a record written as one
- * output line.
+ * it; fields of a parsed record by dotted path, and the words of an
+ * error object of Meta's; a record written as one output line.
  *
  * json-c takes more than JSON (trailing commas, NaN, single quotes,
  * comments), turns a lone surrogate into U+FFFD and clamps integers
@@ -533,6 +533,31 @@ wa_json_str(struct json_object *o, const char *path)
 	if (!json_object_is_type(o, json_type_string))
 		return NULL;
 	return json_object_get_string(o);
+}
+
+/*
+ * The words of one of Meta's error objects (a send answer's "error", a
+ * status's "errors" item): its title; else its message, without the
+ * "(#131026) " it starts with (Meta's message is the code and the title,
+ * and titles are to go); else its error_user_title; else NULL. So the
+ * same error reads the same whichever way it came.
+ */
+const char *
+wa_json_error_text(struct json_object *err)
+{
+	const char *t;
+	size_t n;
+
+	if ((t = wa_json_str(err, "title")) != NULL)
+		return t;
+	if ((t = wa_json_str(err, "message")) != NULL) {
+		if (t[0] == '(' && t[1] == '#' &&
+		    (n = strspn(t + 2, "0123456789")) > 0 &&
+		    strncmp(t + 2 + n, ") ", 2) == 0)
+			t += 2 + n + 2;
+		return t;
+	}
+	return wa_json_str(err, "error_user_title");
 }
 
 /*

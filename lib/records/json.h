@@ -1,7 +1,7 @@
 /*
  * records/json.h: JSON as it enters (checked, then parsed), fields of a
- * parsed record by dotted path ("result.error.code"), and a record
- * written as one output line.
+ * parsed record by dotted path ("result.error.code"), the words of a
+ * Meta error object, and a record written as one output line.
  */
 #ifndef WA_RECORDS_JSON_H
 #define WA_RECORDS_JSON_H
@@ -52,6 +52,12 @@ struct json_object *wa_json_parse(struct json_tokener *tok, const char *s,
 struct json_object *wa_json_get(struct json_object *o, const char *path);
 /* The string at path, or NULL when absent or not a string. */
 const char *wa_json_str(struct json_object *o, const char *path);
+/*
+ * The words of a Meta error object (a send answer's "error", a status's
+ * "errors" item): title, else message without its "(#131026) ", else
+ * error_user_title; NULL when none.
+ */
+const char *wa_json_error_text(struct json_object *err);
 /*
  * 1 with *v set, 0 when absent or null, -1 when not an integer that fits
  * in 64 bits.

@@ -261,8 +261,8 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 		return NULL;
 	s->has_code = wa_json_int(err, "code", &s->code) == 1 &&
 	    s->code >= -2147483647 && s->code <= 2147483647;
-	if ((title = wa_json_str(err, "title")) != NULL ||
-	    (title = wa_json_str(err, "message")) != NULL)
+	/* As wa-send reads an answer's: "(#131026) " is no title. */
+	if ((title = wa_json_error_text(err)) != NULL)
 		s->title = keep(b, title, 512, &s->title_len, &bad_bytes);
 	return NULL;
 }
@@ -582,6 +582,6 @@ wa_status_free(struct wa_status_batch *b)
 	free(b->v);
 	free(b->in);
 	wa_buf_free(&b->str);
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 11; i++)
 		wa_buf_free(&b->arr[i]);
 }

@@ -72,8 +72,8 @@ struct wa_status_batch {
 	uint64_t	 seen[WA_ST_N];	/* totals since the start */
 	uint64_t	 odd[WA_ODD_N];
 	uint64_t	 texts;		/* inbound texts read */
-	struct wa_buf	 arr[10];	/* the batch as array parameters */
-	const char	*p[13];		/* the statement's parameters */
+	struct wa_buf	 arr[11];	/* the batch as array parameters */
+	const char	*p[14];		/* the statement's parameters */
 	char		 num[2][24];
 	const char	*spool;
 	int64_t		 t0;		/* when it was sent */
