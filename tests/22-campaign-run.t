@@ -9,42 +9,13 @@
 # stderr is not a terminal. Nobody is ever messaged twice.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
+. "$(dirname "$0")/run.sh"
 PG_OPTIONS="-c synchronous_commit=on"
 pg_start
 
-count() {
-	sql "select count(*) from campaign_recipients
-	    where campaign_id = $c and status = '$1'"
-}
-sent_at_least() {
-	test "$(count sent)" -ge "$1"
-}
-twice() {
-	jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort | uniq -d |
-	    wc -l | tr -d ' '
-}
 checksum() {
 	sql "select md5(string_agg(r::text, ',' order by id))
 	    from campaign_recipients r"
-}
-# kids PID: the processes PID started (the run's stages), in $kids.
-kids() {
-	kids=$(pgrep -P "$1" | tr '\n' ' ')
-	[ "$(echo $kids | wc -w)" -ge 4 ]
-}
-# bucket RATE: the number's bucket, shared by every run here, set to RATE
-# a second (-r only makes a new bucket: the first run made it at 1000/s).
-# A run to be stopped midway goes at 50/s, so that it is still running
-# when it is stopped; a rerun at 1000/s.
-bucket() {
-	wa-throttle --number 106540352242922 --set-rate "$1" 2>/dev/null
-}
-# no_stages: none of $kids is left.
-no_stages() {
-	for p in $kids; do
-		kill -0 "$p" 2>/dev/null && return 1
-	done
-	return 0
 }
 
 # Completed: every row sent, a retry waited for and rerun, exit 0; the

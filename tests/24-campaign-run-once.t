@@ -11,38 +11,14 @@
 # wa-claim. The raw pipeline under bash -o pipefail: 79, 69.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
+. "$(dirname "$0")/run.sh"
 pg_start
 
-count() {
-	sql "select count(*) from campaign_recipients
-	    where campaign_id = $c and status = '$1'"
-}
-sent_at_least() {
-	test "$(count sent)" -ge "$1"
-}
-twice() {
-	jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort | uniq -d |
-	    wc -l | tr -d ' '
-}
 holder() {
 	sql "select pid from campaign_runs where campaign_id = $c"
 }
 held_by() {
 	test "$(holder)" = "$1"
-}
-# kids PID: the processes PID started (the run's stages), in $kids.
-kids() {
-	kids=$(pgrep -P "$1" | tr '\n' ' ')
-	[ "$(echo $kids | wc -w)" -ge 4 ]
-}
-no_stages() {
-	for p in $kids; do
-		kill -0 "$p" 2>/dev/null && return 1
-	done
-	return 0
-}
-bucket() {
-	wa-throttle --number 106540352242922 --set-rate "$1" 2>/dev/null
 }
 # slow_run: campaign $c run in the background at 50/s, in $run, once its
 # stages run and it holds the campaign.

@@ -99,7 +99,6 @@ runlock_take(struct wa_pg *db, const char *id)
 {
 	const char *p[] = { id };
 	PGresult *res, *dead;
-	char since[64];
 	int got;
 
 	me.id = id;
@@ -129,13 +128,12 @@ runlock_take(struct wa_pg *db, const char *id)
 			return me.held = 1, me.beat = wa_now_ms(), 0;
 		return runlock_take(db, id);
 	}
-	if ((got = PQntuples(res)) == 1) {
-		snprintf(since, sizeof since, "%s", PQgetvalue(res, 0, 4));
+	if ((got = PQntuples(res)) == 1)
 		wa_warn("campaign %s is run by wa-campaign run on %s, pid "
 		    "%s, since %s (last seen %s s ago): one run per "
 		    "campaign", id, PQgetvalue(res, 0, 0),
-		    PQgetvalue(res, 0, 2), since, PQgetvalue(res, 0, 5));
-	}
+		    PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 4),
+		    PQgetvalue(res, 0, 5));
 	PQclear(res);
 	/* None, or it left meanwhile: try again. */
 	return got ? -1 : runlock_take(db, id);

@@ -145,26 +145,13 @@ wa_pg_must(PGconn *conn, const char *sql, int n, const char *const *params)
 	return res;
 }
 
-/* A session on conninfo that waits up to timeout_s for Postgres. */
-struct wa_pg *
-wa_pg_open(const char *conninfo, long long timeout_s)
-{
-	struct wa_pg *db = wa_alloc(sizeof *db);
-
-	db->conninfo = conninfo ? wa_strdup(conninfo) : NULL;
-	db->timeout_ms = timeout_s * 1000;
-	db->patience = 2;
-	db->unprepared = wa_pg_pooled();
-	return db;
-}
-
 /*
  * Whether a pooler hands each transaction to any server session
  * (WA_PG_POOLING=transaction: pgbouncer's transaction pooling): then
  * nothing may outlive a statement, and nothing is prepared.
  */
-int
-wa_pg_pooled(void)
+static int
+pooled(void)
 {
 	const char *p = getenv("WA_PG_POOLING");
 
@@ -174,6 +161,25 @@ wa_pg_pooled(void)
 		wa_die(EX_CONFIG, "WA_PG_POOLING must be session or "
 		    "transaction, not %s", p);
 	return 1;
+}
+
+/* A session on conninfo that waits up to timeout_s for Postgres. */
+struct wa_pg *
+wa_pg_open(const char *conninfo, long long timeout_s)
+{
+	struct wa_pg *db = wa_alloc(sizeof *db);
+
+	db->conninfo = conninfo ? wa_strdup(conninfo) : NULL;
+	db->timeout_ms = timeout_s * 1000;
+	db->patience = 2;
+	db->unprepared = pooled();
+	return db;
+}
+
+int
+wa_pg_unprepared(const struct wa_pg *db)
+{
+	return db->unprepared;
 }
 
 void

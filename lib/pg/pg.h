@@ -86,11 +86,12 @@ PGconn *wa_pg_ready(struct wa_pg *db, const char *name, const char *sql,
 int wa_pg_send(struct wa_pg *db, const char *name, const char *sql, int n,
     const char *const *p);
 /*
- * 1 when WA_PG_POOLING=transaction (a pooler hands each transaction to
- * any server session): nothing is prepared, no lock outlives its
- * transaction. 0 when unset or "session"; exits 78 on another value.
+ * 1 when db is behind a pooler in transaction pooling
+ * (WA_PG_POOLING=transaction, read by wa_pg_open, which exits 78 on a
+ * value other than that or "session"): nothing is prepared, and no lock
+ * may outlive its transaction.
  */
-int wa_pg_pooled(void);
+int wa_pg_unprepared(const struct wa_pg *db);
 int wa_pg_again(struct wa_pg *db, PGresult *res);
 void wa_pg_ok(struct wa_pg *db);
 

@@ -252,7 +252,7 @@ ready(struct wa_status_sink *k, const char *name, const char *sql, int n)
 		if ((conn = wa_pg_ready(k->db, name, sql, n)) == NULL)
 			gone(k);
 		if (k->spool == NULL || PQbackendPID(conn) == k->locked ||
-		    wa_pg_pooled())
+		    wa_pg_unprepared(k->db))
 			return conn;
 		res = PQexecParams(conn, "SELECT pg_try_advisory_lock("
 		    "hashtext('wa-status-ingest'), hashtext($1))", 1, NULL, p,
