@@ -80,7 +80,9 @@ for c in 5:131026 6:100; do
 done
 
 # A wrong phone-number id (Graph's 100 with error_subcode 33: no such
-# object, or the token may not use it) says the sender is wrong, not
+# object, or the token may not use it; the answer's shape as
+# ../shared/research/cloud-api-2026.md section 3 gives it, from Graph's
+# GraphMethodException, which wa-fake-api --numbers answers) says the sender is wrong, not
 # the recipient: 400 rows at the default concurrency cost one call, fail
 # no row, and pause the campaign with the reason.
 pg_start

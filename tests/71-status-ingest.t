@@ -108,7 +108,11 @@ is "$(metric wa_status_ingest_unmatched_matched_total)" 1 \
     'counted as matched later'
 
 # Failed stores its error, classed as wa-send classes it (api/class.h's
-# one table): 131049, Meta's own failed example, is "later" (retry after
+# one table): 131049, Meta's own failed example (its shape follows the
+# WhatsApp Cloud API's status webhook reference, "failed" example, as
+# ../shared/research/cloud-api.md keeps it: "(b) failed"; the code's
+# meaning and its 24 h from the error-codes page, ibid. section 3.3),
+# is "later" (retry after
 # 24 h), so that requeue --class later finds it; rank 2 is below
 # delivered.
 f=',"errors":[{"code":131049,"title":"This message was not delivered to maintain healthy ecosystem engagement.","message":"x","error_data":{"details":"y"},"href":"/documentation"}]'
