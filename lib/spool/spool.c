@@ -142,6 +142,28 @@ newseg(struct wa_spool *sp)
 }
 
 /*
+ * dir/name, made if missing and locked (flock, exclusive) for the life
+ * of the process: its descriptor, or -1 when another process holds it;
+ * exits 73 when it cannot be made.
+ */
+static int
+lockfile(const char *dir, const char *name)
+{
+	struct wa_buf path = { 0 };
+	int fd;
+
+	wa_buf_printf(&path, "%s/%s", dir, name);
+	if ((fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) < 0)
+		wa_die(EX_CANTCREAT, "open %s:", path.s);
+	wa_buf_free(&path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * Opens the spool directory dir (created if missing) for appending,
  * segments up to max bytes; exits 75 when another process has it, 73
  * when it cannot be created.
@@ -150,21 +172,15 @@ struct wa_spool *
 wa_spool_open(const char *dir, long long max)
 {
 	struct wa_spool *sp = wa_alloc(sizeof *sp);
-	struct wa_buf lock = { 0 };
 
 	if (mkdir(dir, 0750) < 0 && errno != EEXIST)
 		wa_die(EX_CANTCREAT, "create %s:", dir);
 	sp->dir = wa_strdup(dir);
 	if ((sp->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		wa_die(EX_CANTCREAT, "open %s:", dir);
-	wa_buf_printf(&lock, "%s/lock", dir);
-	sp->lockfd = open(lock.s, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-	if (sp->lockfd < 0)
-		wa_die(EX_CANTCREAT, "open %s:", lock.s);
-	if (flock(sp->lockfd, LOCK_EX | LOCK_NB) < 0)
+	if ((sp->lockfd = lockfile(dir, "lock")) < 0)
 		wa_die(EX_TEMPFAIL, "spool %s is in use by another process",
 		    dir);
-	wa_buf_free(&lock);
 	scan(dir, -1, &sp->seg);
 	sp->max = max;
 	if (newseg(sp) < 0)
@@ -347,15 +363,8 @@ openseg(struct wa_spool_reader *r, long long seg, long long off)
 void
 wa_spool_reader_lock(const char *dir)
 {
-	struct wa_buf path = { 0 };
-	int fd;
-
-	wa_buf_printf(&path, "%s/reader.lock", dir);
-	if ((fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) < 0)
-		wa_die(EX_CANTCREAT, "open %s:", path.s);
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+	if (lockfile(dir, "reader.lock") < 0)
 		wa_die(EX_TEMPFAIL, "another %s follows %s", wa_prog, dir);
-	wa_buf_free(&path);
 }
 
 /*
