@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,8 +41,20 @@
 #include "pg/blocked.h"
 #include "pg/pg.h"
 
-/* The rules of the road are the schema's (sql/schema.sql, wapipe_claim). */
-static const char *claim_sql = "SELECT * FROM wapipe_claim($1, $2)";
+/*
+ * The rules of the road are the schema's (sql/schema.sql, wapipe_claim).
+ * Each claim marks its rows with a token of its own: the tag (--tag, else
+ * random) and the claim's number. When a claim had to be run again, the
+ * first run may have committed with its answer lost (a failover): the
+ * rows under its token, never sent, are then all emitted (found_sql).
+ */
+static const char *claim_sql = "SELECT * FROM wapipe_claim($1, $2, $3)";
+static const char *found_sql =
+    "SELECT id, attempt, phone, template_params FROM campaign_recipients"
+    " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
+    "  AND claim_token = $2";
+#define TOKEN_BITS 24	/* a claim's number in its token, below the tag */
+#define TAG_MAX ((1LL << (62 - TOKEN_BITS)) - 1)
 
 /*
  * Why nothing was claimed: the campaign's state and what is left (a
@@ -83,7 +96,8 @@ static struct {
 	long long	 pipe_size;
 	long long	 pg_timeout;
 	const char	*conninfo;
-} opt = { NULL, 100, 0, 0, 1000, 32768, WA_PG_TIMEOUT, NULL };
+	long long	 tag;		/* -1: a random one */
+} opt = { NULL, 100, 0, 0, 1000, 32768, WA_PG_TIMEOUT, NULL, -1 };
 
 #define EX_CANCELLED EX_NOPERM	/* 77: sending is no longer allowed */
 
@@ -100,7 +114,7 @@ usage(FILE *f, int status)
 	    "[-n batch]\n"
 	    "                [--pg-timeout secs] "
 	    "[--metrics file [--metrics-label name=value]]\n"
-	    "                [--pipe-size bytes] [--poll-ms ms] "
+	    "                [--pipe-size bytes] [--poll-ms ms] [--tag n] "
 	    "-c campaign\n"
 	    "       wa-claim -h | --help | --version\n");
 	exit(status);
@@ -184,6 +198,39 @@ emit(const char *out, size_t len, const size_t *ends, int n, int *gone)
 			wa_wait(&pfd, 1, wa_stopping ? 100 : -1);
 	}
 	return done;
+}
+
+/*
+ * Runs claim number seq for n rows: its rows, with those of a first run
+ * whose answer was lost when it had to run again; NULL when Postgres
+ * refused it or stayed away.
+ */
+static PGresult *
+claim(long long n, long long seq)
+{
+	char limit[24], token[24];
+	const char *p[3] = { opt.campaign, limit, token };
+	PGresult *res, *found;
+
+	snprintf(limit, sizeof limit, "%lld", n);
+	snprintf(token, sizeof token, "%lld", opt.tag << TOKEN_BITS |
+	    (seq & ((1 << TOKEN_BITS) - 1)));
+	if ((res = wa_pg_run(db, "wa_claim", claim_sql, 3, p)) == NULL ||
+	    !wa_pg_retried(db))
+		return res;
+	p[1] = token;
+	if ((found = wa_pg_run(db, NULL, found_sql, 2, p)) == NULL) {
+		wa_warn("%d rows claimed stay sending: wa-reconcile settles "
+		    "them", PQntuples(res));
+		PQclear(res);
+		return NULL;
+	}
+	if (PQntuples(found) > PQntuples(res))
+		wa_warn("a claim's answer was lost with the server: its %d "
+		    "rows, found by their token, go out now",
+		    PQntuples(found) - PQntuples(res));
+	PQclear(res);
+	return found;
 }
 
 /*
@@ -408,15 +455,15 @@ main(int argc, char **argv)
 		{ "pipe-size", required_argument, NULL, 'P' },
 		{ "poll-ms", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "tag", required_argument, NULL, 't' },
 		{ "version", no_argument, NULL, WA_OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const double secs[] = { .001, .005, .01, .05, .1, .5, 1 };
-	struct wa_buf out = { 0 }, limit = { 0 };
-	const char *p[2];
+	struct wa_buf out = { 0 };
 	struct stat st;
 	PGresult *res;
-	long long capacity = 0, n, wait;
+	long long capacity = 0, n, wait, seq = 0;
 	size_t avg = 200, *ends = NULL, done;
 	int64_t t0;
 	int c, i, rows, status, gone, fl, stop = 0;
@@ -450,12 +497,20 @@ main(int argc, char **argv)
 			opt.pg_timeout = wa_num(optarg, 0, 86400 * 7,
 			    "pg-timeout");
 			break;
+		case 't':
+			opt.tag = wa_num(optarg, 0, TAG_MAX, "tag");
+			break;
 		default:
 			if (!wa_common_opt(c, optarg, usage))
 				usage(stderr, EX_USAGE);
 		}
 	if (opt.campaign == NULL || optind != argc)
 		usage(stderr, EX_USAGE);
+	if (opt.tag < 0) {
+		if (getrandom(&opt.tag, sizeof opt.tag, 0) != sizeof opt.tag)
+			wa_die(EX_OSERR, "getrandom:");
+		opt.tag &= TAG_MAX;
+	}
 
 	wa_signals();
 	wa_metrics_label("campaign", opt.campaign);
@@ -491,13 +546,8 @@ main(int argc, char **argv)
 			status = n < 0 ? EX_IOERR : EX_TEMPFAIL;
 			break;
 		}
-		limit.len = 0;
-		wa_buf_printf(&limit, "%lld", n);
 		t0 = wa_now_ns();
-		p[0] = opt.campaign;
-		p[1] = limit.s;
-		if ((res = wa_pg_run(db, "wa_claim", claim_sql, 2, p)) ==
-		    NULL) {
+		if ((res = claim(n, seq++)) == NULL) {
 			if (wa_pg_state(db) == WA_PG_REFUSED)
 				wa_warn("postgres: %s", wa_pg_error(db));
 			status = wa_stopping ? EX_TEMPFAIL : EX_UNAVAILABLE;
@@ -541,7 +591,6 @@ main(int argc, char **argv)
 	wa_pg_close(db);
 	free(ends);
 	wa_buf_free(&out);
-	wa_buf_free(&limit);
 	wa_buf_free(&head);
 	return status;
 }

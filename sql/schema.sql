@@ -16,9 +16,9 @@ CREATE TABLE IF NOT EXISTS wapipe_schema (
 );
 DO $$
 BEGIN
-	IF (SELECT max(version) FROM wapipe_schema) > 4 THEN
+	IF (SELECT max(version) FROM wapipe_schema) > 5 THEN
 		RAISE EXCEPTION 'the database''s schema is version %, newer '
-		    'than this one (4): install the wapipe that made it',
+		    'than this one (5): install the wapipe that made it',
 		    (SELECT max(version) FROM wapipe_schema);
 	END IF;
 END $$;
@@ -502,14 +502,32 @@ LANGUAGE sql STABLE AS $$
 	ELSE (t AT TIME ZONE z)::time >= f OR (t AT TIME ZONE z)::time < u END
 $$;
 
+-- Which claim statement took a row (version 5): wa-claim's token for
+-- the statement, so that a claim whose commit was answered by a server
+-- that then went away (a failover) is found again after the reconnect:
+-- wa-claim emits its rows, never sent, instead of leaving them sending
+-- (see wa-claim.c). Not indexed: the claim already rewrites the row, so
+-- the token costs its 8 bytes and no index entry; only that rare
+-- search, and wa-campaign run's sweep of its own round, read it.
+ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS claim_token
+	bigint;
+DO $$
+BEGIN
+	IF to_regprocedure('wapipe_claim(bigint, integer)') IS NOT NULL THEN
+		DROP FUNCTION wapipe_claim(bigint, integer);
+	END IF;
+END $$;
+
 -- wa-claim: claims up to p_n due rows of a running campaign, applying
 -- the rules: a row past its expiry ends expired, one whose person opted
 -- out ends suppressed, one outside its send window waits for it to open;
 -- a campaign waits while an urgent one on its number has rows due; on a
 -- limited number a person not messaged within the period is claimed only
 -- while the number's count (limit_used) is under its limit (the limit's
--- row locked: one claim at a time counts, on every host). Returns the rows claimed.
-CREATE OR REPLACE FUNCTION wapipe_claim(p_campaign bigint, p_n integer)
+-- row locked: one claim at a time counts, on every host). Returns the rows
+-- claimed, each marked with p_token.
+CREATE OR REPLACE FUNCTION wapipe_claim(p_campaign bigint, p_n integer,
+    p_token bigint DEFAULT NULL)
 RETURNS TABLE (id bigint, attempt integer, phone text,
     template_params jsonb)
 LANGUAGE plpgsql AS $$
@@ -632,7 +650,7 @@ BEGIN
 	END IF;
 	RETURN QUERY
 	UPDATE campaign_recipients r SET status = 'sending',
-	    attempt = r.attempt + 1, claimed_at = t
+	    attempt = r.attempt + 1, claimed_at = t, claim_token = p_token
 	WHERE r.id = ANY(g)
 	RETURNING r.id, r.attempt, r.phone, r.template_params;
 END
@@ -759,4 +777,4 @@ CREATE TABLE IF NOT EXISTS campaign_runs (
 
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
-INSERT INTO wapipe_schema (version) VALUES (4);
+INSERT INTO wapipe_schema (version) VALUES (5);

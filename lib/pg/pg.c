@@ -33,6 +33,7 @@ struct wa_pg {
 	const char	*prepared[NPREPARED];	/* on this session */
 	int		 nprepared;
 	int		 unprepared;	/* WA_PG_POOLING=transaction */
+	int		 retried;	/* the last wa_pg_run ran it again */
 };
 
 /* The conninfo to use: the -d argument, DATABASE_URL, or "" (PG*). */
@@ -413,7 +414,7 @@ wa_pg_run(struct wa_pg *db, const char *name, const char *sql, int n,
 	PGresult *res;
 	int64_t wait;
 
-	for (;;) {
+	for (db->retried = 0;; db->retried = 1) {
 		if ((res = attempt(db, name, sql, n, p)) != NULL)
 			return res;
 		if (db->state == WA_PG_REFUSED)
@@ -422,6 +423,12 @@ wa_pg_run(struct wa_pg *db, const char *name, const char *sql, int n,
 			return NULL;
 		wa_sleep_ms(wait);
 	}
+}
+
+int
+wa_pg_retried(const struct wa_pg *db)
+{
+	return db->retried;
 }
 
 PGresult *

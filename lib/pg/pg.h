@@ -65,6 +65,11 @@ int wa_pg_data_error(const struct wa_pg *db);
  */
 PGresult *wa_pg_run(struct wa_pg *db, const char *name, const char *sql,
     int n, const char *const *params);
+/*
+ * Whether the last wa_pg_run ran its statement again after a failure:
+ * the first run may have committed, its answer lost with the server.
+ */
+int wa_pg_retried(const struct wa_pg *db);
 /* wa_pg_run that never waits: NULL with WA_PG_WAIT while down. */
 PGresult *wa_pg_try(struct wa_pg *db, const char *name, const char *sql,
     int n, const char *const *params);
