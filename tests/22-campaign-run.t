@@ -205,15 +205,34 @@ is "$(count sent)" 1000 "every row is sent"
 is "$(twice)" 0 "nobody was messaged twice"
 fake_stop
 
-# The API down past --outage-after: 69.
+# The API down past --outage-after, mid-campaign: 69. The rows still in
+# the pipes when wa-send gave up were claimed and never sent: the round
+# puts them back to pending at once (its wa-claim's tag), so none is
+# left sending, none waits for wa-reconcile, none is unknown or failed.
 fake_start --rate 0 --latency-ms 5 --outage-file "$T/down"
-c=$(campaign 50)
+c=$(campaign 1000)
+bucket 200
+bg wa-campaign run "$c" --outage-after 1 2>"$T/err"
+run=$!
+ok "a run is under way" wait_for 120 sent_at_least 100
 : >"$T/down"
-wa-campaign run "$c" --outage-after 1 2>"$T/err"
+wait "$run"
 is "$?" 69 "the API down past --outage-after: 69"
 like "$(cat "$T/err")" "wa-send: the API is down" "it names the stage"
+like "$(cat "$T/err")" "put back [0-9]+ rows claimed and never sent" \
+    "the rows left in the pipes are put back, saying so"
+is "$(count sending)" 0 "no row is left sending"
+is "$(count unknown)$(count failed)" 00 "none is unknown or failed"
+# A row with an attempt counted was POSTed (answered 503): the fake saw it.
+sql "select phone from campaign_recipients where campaign_id = $c
+    and status = 'pending' and attempt > 0" | sort >"$T/counted"
+jq -r .to "$FAKE_LOG" | sort -u >"$T/posted"
+is "$(comm -23 "$T/counted" "$T/posted" | wc -l | tr -d ' ')" 0 \
+    "a row put back does not count an attempt"
 rm -f "$T/down"
+bucket 1000
 exits 0 "with the API back, the rerun completes" wa-campaign run "$c"
+is "$(count sent)" 1000 "every row is sent"
 is "$(twice)" 0 "nobody was messaged twice"
 fake_stop
 

@@ -5,8 +5,9 @@
  * wa-campaign is in (else found in PATH) with what run adds to its argv,
  * waited for while every stop is passed on; on a terminal, the stages'
  * stderr relayed above the live line of progress. Reads the campaign's
- * weight, priority and breaker (Postgres) at each round; returns the
- * round's verdict from the stages' exit statuses.
+ * weight, priority and breaker (Postgres) at each round; puts back to
+ * pending the rows the round claimed and never sent (its wa-claim's
+ * tag); returns the round's verdict from the stages' exit statuses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +34,19 @@ static size_t rlen;
 static char weight[16] = "1";	/* the campaign's, at this round */
 static char breaker[16];	/* its breaker, or "": wa-send's default */
 static int urgent;
+static long long tag;		/* of this round's claims (wa-claim --tag) */
+
+/*
+ * The rows this round claimed that are still sending once wa-send has
+ * ended by itself and wa-record has committed everything it read: never
+ * sent (still in the pipes when wa-send gave up, as in an outage). Back
+ * to pending, the attempt not counted, as wa-claim puts back its own.
+ */
+static const char *sweep_sql =
+    "UPDATE campaign_recipients SET status = 'pending',"
+    "  attempt = attempt - 1"
+    " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
+    "  AND claim_token >> 24 = $2";
 
 void
 args_add(struct args *a, const char *s)
@@ -82,6 +97,7 @@ argv_of(int k, struct args *a)
 	if (k == CLAIM) {
 		args_add(a, "--once");
 		args_add(a, "-q");	/* run says what it waits for, once */
+		args_addn(a, "--tag", tag);
 	}
 	if (k == CLAIM || k == RECORD || k == RECONCILE)
 		args_addn(a, "--pg-timeout", run.pg_timeout);
@@ -294,6 +310,25 @@ share(void)
 	PQclear(res);
 }
 
+/* After the round: its rows claimed and never sent, back to pending. */
+static void
+sweep(void)
+{
+	char t[24];
+	const char *p[] = { run.id, t };
+	PGresult *res;
+
+	snprintf(t, sizeof t, "%lld", tag);
+	if ((res = wa_pg_run(run.db, NULL, sweep_sql, 2, p)) == NULL)
+		return;
+	if (atoll(PQcmdTuples(res)) > 0) {
+		live_clear();
+		wa_warn("put back %s rows claimed and never sent (still in "
+		    "the pipes when wa-send ended)", PQcmdTuples(res));
+	}
+	PQclear(res);
+}
+
 /*
  * One pipeline to the end: -1 to go on, or run's exit status. The
  * verdict: a stop; a halt (wa-send 79); Postgres or the API down (any
@@ -307,6 +342,9 @@ round_run(void)
 	struct snap s;
 
 	share();
+	if (getrandom(&tag, sizeof tag, 0) != sizeof tag)
+		wa_die(EX_OSERR, "getrandom:");
+	tag &= (1LL << 38) - 1;
 	for (i = 0; i < 3; i++)
 		if (pipe2(p[i], O_CLOEXEC) < 0)
 			wa_die(EX_OSERR, "pipe:");
@@ -322,6 +360,8 @@ round_run(void)
 	}
 	close(null);
 	await(pids, st, 4, pg);
+	if (st[SEND] < 128 && st[RECORD] == 0)
+		sweep();
 	if (wa_stopping)
 		return run_stopped();
 	live_clear();
