@@ -18,41 +18,24 @@
 
 #include "core/buf.h"
 #include "core/err.h"
-#include "core/secret.h"
 #include "api/class.h"
+#include "api/graph.h"
 #include "api/send.h"
 
 /*
  * The request headers, with the token of WA_TOKEN_FILE or WA_TOKEN
- * (core/secret.h); exits 78 without one. The token is never printed.
+ * (api/graph.h's wa_api_auth); exits 78 without one. The token is never
+ * printed.
  */
 struct curl_slist *
 wa_send_headers(void)
 {
-	char *tok = wa_secret("WA_TOKEN");
-	struct curl_slist *h = NULL, *t;
-	struct wa_buf auth = { 0 };
-	size_t n, i;
+	struct curl_slist *h = wa_api_auth(NULL), *t;
 
-	if (tok == NULL)
-		wa_die(EX_CONFIG, "no API token: set WA_TOKEN_FILE or "
-		    "WA_TOKEN");
-	n = strlen(tok);
-	for (i = 0; i < n; i++)
-		if ((unsigned char)tok[i] <= ' ' || tok[i] == 0x7f)
-			wa_die(EX_CONFIG, "the API token holds a space or "
-			    "control character");
-	wa_buf_printf(&auth, "Authorization: Bearer %s", tok);
-	explicit_bzero(tok, n);
-	free(tok);
-	h = curl_slist_append(h, auth.s);
-	explicit_bzero(auth.s, auth.len);
-	wa_buf_free(&auth);
-	if (h == NULL || (t = curl_slist_append(h,
-	    "Content-Type: application/json")) == NULL ||
-	    (t = curl_slist_append(t, "Expect:")) == NULL)
+	if ((t = curl_slist_append(h, "Content-Type: application/json")) ==
+	    NULL || (t = curl_slist_append(t, "Expect:")) == NULL)
 		wa_die(EX_OSERR, "out of memory");
-	return h;
+	return t;
 }
 
 /* The body, to libcurl, from s->off. */
