@@ -775,6 +775,73 @@ CREATE TABLE IF NOT EXISTS campaign_runs (
 	beat_at		timestamptz NOT NULL DEFAULT now()
 );
 
+-- The WhatsApp Business Account whose templates the campaign sends
+-- (version 5): wa-campaign check lists them there before anything is
+-- sent. NULL: the WA_WABA_ID of whoever checks.
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS waba_id text
+	CHECK (waba_id ~ '^[0-9]{1,32}$');
+
+-- The shape of the parameters a row's send carries, for wa-campaign
+-- check to compare with the template without reading every row: how
+-- many body parameters ("body") and their parameter_names, sorted, when
+-- any has one ("names"); each header parameter's type, lower case, with
+-- "?" after a medium without an id or link ("header"); the indexes of
+-- the URL buttons given a parameter ("buttons"). p is template_params:
+-- an array of body parameters, or an object with "components" (sent as
+-- they are), or with "params" (an array, or an object of named ones).
+-- lib/records/template.c's wa_template_shape computes the same in C
+-- (wa-fake-api, on a send's body): change both or neither.
+CREATE OR REPLACE FUNCTION template_shape(p jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	WITH parts AS (SELECT CASE
+	    WHEN jsonb_typeof(p) = 'array' THEN p
+	    WHEN jsonb_typeof(p->'components') = 'array' THEN (SELECT CASE
+		WHEN jsonb_typeof(c->'parameters') = 'array'
+		THEN c->'parameters' ELSE '[]' END
+		FROM jsonb_array_elements(p->'components') WITH ORDINALITY
+		    e(c, i)
+		WHERE lower(c->>'type') = 'body' ORDER BY i LIMIT 1)
+	    WHEN jsonb_typeof(p->'params') = 'array' THEN p->'params'
+	    WHEN jsonb_typeof(p->'params') = 'object' THEN (SELECT
+		coalesce(jsonb_agg(jsonb_build_object('parameter_name', k)),
+		'[]') FROM jsonb_object_keys(p->'params') k)
+	    END AS body,
+	    CASE WHEN jsonb_typeof(p) = 'object'
+		AND jsonb_typeof(p->'components') = 'array'
+	    THEN (SELECT CASE WHEN jsonb_typeof(c->'parameters') = 'array'
+		THEN c->'parameters' END
+		FROM jsonb_array_elements(p->'components') WITH ORDINALITY
+		    e(c, i)
+		WHERE lower(c->>'type') = 'header' ORDER BY i LIMIT 1)
+	    END AS header,
+	    CASE WHEN jsonb_typeof(p) = 'object'
+		AND jsonb_typeof(p->'components') = 'array'
+	    THEN p->'components' END AS comps)
+	SELECT jsonb_strip_nulls(jsonb_build_object(
+	    'body', coalesce(jsonb_array_length(body), 0),
+	    'names', (SELECT jsonb_agg(DISTINCT x->>'parameter_name'
+		COLLATE "C") FROM jsonb_array_elements(body) x
+		WHERE jsonb_typeof(x->'parameter_name') = 'string'),
+	    'header', (SELECT jsonb_agg(CASE
+		WHEN t IN ('image', 'video', 'document') THEN t || CASE
+		    WHEN coalesce(jsonb_typeof(x->t->'id'), 'null') <> 'null'
+		    OR coalesce(jsonb_typeof(x->t->'link'), 'null') <> 'null'
+		    THEN '' ELSE '?' END
+		ELSE t END ORDER BY i)
+		FROM jsonb_array_elements(header) WITH ORDINALITY e(x, i),
+		LATERAL (SELECT CASE WHEN jsonb_typeof(x->'type') = 'string'
+		    THEN left(lower(x->>'type'), 38) ELSE '?' END AS t) l),
+	    'buttons', (SELECT jsonb_agg(DISTINCT c->>'index' COLLATE "C")
+		FROM jsonb_array_elements(comps) c
+		WHERE lower(c->>'type') = 'button'
+		    AND lower(c->>'sub_type') = 'url'
+		    AND jsonb_typeof(c->'parameters') = 'array'
+		    AND c->'parameters' <> '[]'
+		    AND (jsonb_typeof(c->'index') = 'string'
+		    OR c->>'index' ~ '^-?[0-9]+$'))))
+	FROM parts
+$$;
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
 INSERT INTO wapipe_schema (version) VALUES (5);
