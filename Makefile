@@ -73,7 +73,7 @@ BUILD_DEPS = json-c:libjson-c-dev libpq:libpq-dev \
 # What each program links besides lib/ and json-c: only what it uses.
 # One that uses records/numplan.h (import's numbering plans) is linked
 # by $(CXX), for the C++ runtime: LD_prog.
-LIBS_wa-campaign = $(PQ) $(PHONE)
+LIBS_wa-campaign = $(PQ) $(PHONE) $(CURL)
 LD_wa-campaign = $(CXX)
 LIBS_wa-claim = $(PQ)
 LIBS_wa-record = $(PQ)
@@ -171,7 +171,8 @@ $(BIN)/%: $$(call objs,$$*) $$(OBJ_$$*) $(ARCHIVES)
 # program's folder, as wa-campaign's and wa-fake-api's do) and on a name
 # here that more programs link now.
 #   api/answer, guard, multi, send: the Cloud API client, wa-send's; the
-#     Graph API's other calls (a template, a number's limit) are its too
+#     Graph API's other calls (a template, a number's limit: api/graph,
+#     wa-campaign check's) share its token and base, not these
 #   api/share, pg/lease: a number's tokens and fair share on the host or
 #     the cluster, wa-throttle's; whatever else sends from the number
 #     (replies) must draw from the same

@@ -6,8 +6,9 @@
  * pause, resume, cancel), status.c (status, list), watch.c (watch, and
  * the line of progress run draws), report.c and html.c (report),
  * export.c, requeue.c, rules.c (limit, suppress), phonelist.c (the
- * files of numbers requeue and suppress read), migrate.c, run.c with
- * round.c, dryrun.c and runlock.c (run.h: what they share).
+ * files of numbers requeue and suppress read), migrate.c, check.c
+ * (check, and the check start and run make first), run.c with round.c,
+ * dryrun.c and runlock.c (run.h: what they share).
  */
 #ifndef WA_CAMPAIGN_H
 #define WA_CAMPAIGN_H
@@ -24,7 +25,7 @@
 /* The options the commands share, by getopt's value for each. */
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
-    EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, NOPT };
+    EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, WABA, NOCHECK, NOPT };
 #define O(x) (1u << (x))
 
 /*
@@ -65,6 +66,19 @@ int cmd_limit(struct opts *o);
 int cmd_suppress(struct opts *o);
 int cmd_migrate(struct opts *o);
 int cmd_run(struct opts *o);
+int cmd_check(struct opts *o);
+
+/*
+ * check.c: whether campaign id can go, asked of the Graph API: its
+ * verdict written on f (json: as one JSON object); 0 when it can, 65
+ * when it cannot; exits 69 when the API or Postgres fails, 78 without a
+ * token or a WABA id. check_child runs wa-campaign check id (the one
+ * in dir, else in PATH) as a child, its verdict on stderr, so that the
+ * token it reads stays in the environment of the caller's stages;
+ * returns its exit status (128 + the signal that killed it).
+ */
+int campaign_check(PGconn *conn, const char *id, FILE *f, int json);
+int check_child(const char *dir, const char *id);
 
 /*
  * moves.c: the state of campaign id (valid until the next call), its

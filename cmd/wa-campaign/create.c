@@ -4,7 +4,9 @@
  * paused campaign's template, language, maximum attempts, on_unknown
  * policy, circuit breaker (the --breaker wa-campaign run gives wa-send;
  * "default" clears it), expiry, send window, time zone (the three
- * cleared by "none"), weight and priority, so that a halted campaign can
+ * cleared by "none"), weight, priority and the WhatsApp Business Account
+ * its template is in (--waba-id, "none" clears it; create takes
+ * WA_WABA_ID when it is not given), so that a halted campaign can
  * be fixed and resumed without SQL. A running campaign is refused: its
  * pipeline has read some settings already, so pause it first.
  *
@@ -28,7 +30,7 @@
 /* The settings, each an option. */
 enum { SET_TEMPLATE, SET_LANGUAGE, SET_MAX_ATTEMPTS, SET_ON_UNKNOWN,
     SET_BREAKER, SET_EXPIRES_AT, SET_WINDOW, SET_TZ, SET_WEIGHT,
-    SET_PRIORITY, SET_N };
+    SET_PRIORITY, SET_WABA, SET_N };
 
 /* Each value as given, or NULL: left as it is. */
 struct setting {
@@ -67,6 +69,8 @@ static const struct col {
 	{ WEIGHT, "weight", "weight = $%1$d::integer", "%1$s.weight::text",
 	    NULL },
 	{ PRIORITY, "priority", "priority = $%1$d", "%1$s.priority", NULL },
+	{ WABA, "WABA id", "waba_id = $%1$d", "coalesce(%1$s.waba_id, 'none')",
+	    "none" },
 };
 
 /* Whether s is n to max bytes of the characters in set. */
@@ -174,6 +178,10 @@ check(PGconn *conn, const struct setting *s)
 		    v[SET_TZ]);
 	if (v[SET_WEIGHT] != NULL)
 		wa_num(v[SET_WEIGHT], 1, 1000, "weight");
+	if (v[SET_WABA] != NULL && !cleared(s, SET_WABA) &&
+	    !made_of(v[SET_WABA], 1, 32, "0123456789"))
+		wa_die(EX_USAGE, "a WhatsApp Business Account's id is its "
+		    "digits (or none), not '%s'", v[SET_WABA]);
 	if (v[SET_PRIORITY] != NULL &&
 	    strcmp(v[SET_PRIORITY], "normal") != 0 &&
 	    strcmp(v[SET_PRIORITY], "urgent") != 0)
@@ -237,7 +245,8 @@ change(PGconn *conn, const struct setting *s, int quiet)
 	if (!any(s))
 		wa_die(EX_USAGE, "set needs one or more of --template, "
 		    "--language, --max-attempts, --on-unknown, --breaker, "
-		    "--expires-at, --window, --tz, --weight, --priority");
+		    "--expires-at, --window, --tz, --weight, --priority, "
+		    "--waba-id");
 	check(conn, s);
 	n = statement(&sql, s, p, show);
 	res = wa_pg_must(conn, sql.s, n, p);
@@ -267,7 +276,7 @@ static int
 create(PGconn *conn, const char *name, const char *number,
     struct setting *s)
 {
-	const char *p[] = { name, number, s->v[SET_TEMPLATE],
+	const char *waba, *p[] = { name, number, s->v[SET_TEMPLATE],
 	    s->v[SET_LANGUAGE] ? s->v[SET_LANGUAGE] : "en_US",
 	    s->v[SET_MAX_ATTEMPTS] ? s->v[SET_MAX_ATTEMPTS] : "10",
 	    s->v[SET_ON_UNKNOWN] ? s->v[SET_ON_UNKNOWN] : "resend" };
@@ -288,6 +297,10 @@ create(PGconn *conn, const char *name, const char *number,
 	s->id = PQgetvalue(res, 0, 0);
 	s->v[SET_TEMPLATE] = s->v[SET_LANGUAGE] = NULL;
 	s->v[SET_MAX_ATTEMPTS] = s->v[SET_ON_UNKNOWN] = NULL;
+	/* The WABA of its template: --waba-id, else WA_WABA_ID, else none. */
+	if (s->v[SET_WABA] == NULL && (waba = getenv("WA_WABA_ID")) != NULL &&
+	    *waba != '\0')
+		s->v[SET_WABA] = waba;
 	if (any(s))
 		change(conn, s, 1);
 	PQclear(wa_pg_must(conn, "COMMIT", 0, NULL));

@@ -62,6 +62,8 @@ static const struct option longs[] = {
 	{ "weight", required_argument, NULL, WEIGHT },
 	{ "priority", required_argument, NULL, PRIORITY },
 	{ "period", required_argument, NULL, PERIOD },
+	{ "waba-id", required_argument, NULL, WABA },
+	{ "no-check", no_argument, NULL, NOCHECK },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, WA_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -82,14 +84,14 @@ static const struct cmd {
 	const char	*usage;
 } cmds[] = {
 	{ "create", 0, 0, 0, O(NAME) | O(NUMBER) | O(TEMPLATE) | O(LANG) |
-	    O(MAXATT) | O(UNKNOWN) | RULES, cmd_create,
+	    O(MAXATT) | O(UNKNOWN) | O(WABA) | RULES, cmd_create,
 	    "create --name name --phone-number-id id --template name\n"
-	    "         [--language lang] [--max-attempts n] "
-	    "[--on-unknown resend|fail]\n"
-	    "         [rules]" },
+	    "         [--language lang] [--waba-id id] [--max-attempts n]\n"
+	    "         [--on-unknown resend|fail] [rules]" },
 	{ "import", 2, 2, 1, O(CC) | O(REJECT), cmd_import,
 	    "import [--country-code cc] [--reject file] id file|-" },
-	{ "start", 1, 1, 1, 0, cmd_move, "start id" },
+	{ "check", 1, 1, 1, O(JSON), cmd_check, "check [--json] id" },
+	{ "start", 1, 1, 1, O(NOCHECK), cmd_move, "start [--no-check] id" },
 	{ "pause", 1, 1, 1, O(REASON), cmd_move, "pause [--reason text] id" },
 	{ "resume", 1, 1, 1, 0, cmd_move, "resume id" },
 	{ "cancel", 1, 1, 1, O(REASON), cmd_move,
@@ -107,10 +109,11 @@ static const struct cmd {
 	    "          [--phones file [--country-code cc] [--reject file]] "
 	    "id" },
 	{ "set", 1, 1, 1, O(TEMPLATE) | O(LANG) | O(MAXATT) | O(UNKNOWN) |
-	    O(BREAKER) | RULES, cmd_set,
-	    "set [--template name] [--language lang] [--max-attempts n]\n"
-	    "      [--on-unknown resend|fail] [--breaker n|default] "
-	    "[rules] id\n"
+	    O(BREAKER) | O(WABA) | RULES, cmd_set,
+	    "set [--template name] [--language lang] [--waba-id id|none]\n"
+	    "      [--max-attempts n] [--on-unknown resend|fail] "
+	    "[--breaker n|default]\n"
+	    "      [rules] id\n"
 	    "    rules: [--expires-at time|none] [--window HH:MM-HH:MM|none]\n"
 	    "           [--tz zone|none] [--weight n] "
 	    "[--priority normal|urgent]" },
@@ -127,7 +130,8 @@ static const struct cmd {
 	{ "list", 0, 0, 0, O(JSON), cmd_list, "list [--json]" },
 	{ "migrate", 0, 0, 0, 0, cmd_migrate, "migrate" },
 	{ "run", 1, 1, 1, OWN, cmd_run,
-	    "run [-n | --dry-run] [--until-idle] [-r | --rate rate]\n"
+	    "run [-n | --dry-run] [--no-check] [--until-idle] "
+	    "[-r | --rate rate]\n"
 	    "      [-b | --burst n] [-j | --concurrency n] [--timeout-ms ms]\n"
 	    "      [--outage-after secs] [--pg-timeout secs] "
 	    "[--stale-after secs]\n"
