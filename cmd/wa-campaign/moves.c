@@ -4,10 +4,15 @@
  * in one UPDATE that checks the state, so two operators at once cannot
  * both move it. And the state of a campaign, as other commands read it.
  *
+ * start checks the campaign first (check.c), unless --no-check: it asks
+ * the Graph API for the template and the number, and a campaign that
+ * fails it stays a draft.
+ *
  * Reads and writes campaigns (Postgres). Returns 0; exits 64 on an
  * unknown campaign, 65
- * when the campaign's state does not allow the move (saying why), 69
- * when Postgres fails.
+ * when the campaign's state does not allow the move (saying why) or
+ * start's check refuses it, 69 when Postgres fails or the check cannot
+ * reach the API, 78 when the check has no token or no WABA id.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,9 +80,22 @@ cmd_move(struct opts *o)
 	const char *id = o->args[0], *reason = o->val[REASON];
 	const char *p[] = { id, m->to, reason ? reason : m->reason, m->from };
 	PGconn *conn = campaign_db(o);
-	PGresult *res = wa_pg_must(conn, move_sql, 4, p);
-	int done = strcmp(PQcmdTuples(res), "1") == 0;
+	PGresult *res;
+	int done, st;
 
+	/* Start: a draft, and its check first (check.c); its verdict on
+	 * stderr, nothing moved if it fails. */
+	if (strcmp(m->cmd, "start") == 0 && !(o->given & O(NOCHECK))) {
+		if (strcmp(campaign_state(conn, id, 0), "draft") != 0)
+			wa_die(EX_DATAERR, "campaign %s is %s: %s", id,
+			    campaign_state(conn, id, 0), m->rule);
+		if ((st = campaign_check(conn, id, stderr, 0)) != 0)
+			wa_die(st, "campaign %s is not started: it failed its "
+			    "check (wa-campaign start --no-check %s starts it "
+			    "all the same)", id, id);
+	}
+	res = wa_pg_must(conn, move_sql, 4, p);
+	done = strcmp(PQcmdTuples(res), "1") == 0;
 	PQclear(res);
 	if (!done)
 		wa_die(EX_DATAERR, "campaign %s is %s: %s", id,

@@ -30,6 +30,12 @@
  * row would get (wa-send --dry-run's form: the URL and the body), read
  * in a read-only transaction: no row changes.
  *
+ * A running campaign is checked first, as wa-campaign check checks it
+ * (check.c: the template, the number, every row's parameters), unless
+ * --no-check: one that fails it is left as it is, nothing sent, and run
+ * exits with the check's status (65: it cannot go; 69: the API could
+ * not tell; 78: no WABA id).
+ *
  * One run per campaign (runlock.c): a second one says who runs it and
  * exits 80. With --until-idle, run exits as soon as only long waits are
  * left (more than a minute: retries, the messaging limit, an urgent
@@ -269,12 +275,13 @@ int
 cmd_run(struct opts *o)
 {
 	enum { O_STALE = 256, O_UNKNOWN, O_SETTLE, O_PGT, O_TIMEOUT,
-	    O_OUTAGE, O_IDLE, O_OPT };
+	    O_OUTAGE, O_IDLE, O_NOCHECK, O_OPT };
 	static const struct option longs[] = {
 		{ "burst", required_argument, NULL, 'b' },
 		{ "concurrency", required_argument, NULL, 'j' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "no-check", no_argument, NULL, O_NOCHECK },
 		{ "outage-after", required_argument, NULL, O_OUTAGE },
 		{ "pg-timeout", required_argument, NULL, O_PGT },
 		{ "rate", required_argument, NULL, 'r' },
@@ -294,7 +301,7 @@ cmd_run(struct opts *o)
 	struct snap s;
 	ssize_t n;
 	char *slash;
-	int c, ret;
+	int c, ret, nocheck = 0;
 
 	run.conninfo = o->conninfo;
 	optind = 1;
@@ -337,6 +344,9 @@ cmd_run(struct opts *o)
 			break;
 		case O_IDLE:
 			run.idle = 1;
+			break;
+		case O_NOCHECK:
+			nocheck = 1;
 			break;
 		case O_SETTLE:
 			run.settle_max = wa_num(optarg, 0, 86400 * 365,
@@ -392,7 +402,15 @@ cmd_run(struct opts *o)
 		if (snap_take(run.db, run.id, &s, 1) != 0)
 			wa_die(EX_USAGE, "no campaign %s", run.id);
 		meter_init(&run.meter, &s);
-		ret = runlock_take(run.db, run.id) < 0 ? WA_EX_BUSY : loop();
+		/* A running campaign is checked first (check.c), by a child
+		 * that keeps the token out of this environment. */
+		if (runlock_take(run.db, run.id) < 0)
+			ret = WA_EX_BUSY;
+		else if (!nocheck && strcmp(s.state, "running") == 0 &&
+		    (ret = check_child(run.dir, run.id)) != 0)
+			ret = wa_stopping ? run_stopped() : ret;
+		else
+			ret = loop();
 		runlock_free(run.db);
 	}
 	wa_pg_close(run.db);
