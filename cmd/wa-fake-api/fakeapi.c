@@ -131,6 +131,8 @@ static const struct meta_error {
 	    "Template is paused due to low quality." },
 	{ 132016, 400, "Template is Disabled",
 	    "Template has been paused too many times and is disabled." },
+	{ 132018, 400, "There's an issue with the parameters in your "
+	    "template message", "The template's parameters are not valid." },
 	{ 133004, 503, "Server Temporarily Unavailable",
 	    "Server is temporarily unavailable." },
 	{ 133010, 400, "Phone number Not Registered",
@@ -140,9 +142,9 @@ static const struct meta_error {
 };
 
 /* Outcomes, as the log names them. */
-enum { SENT, ERROR, HANG, DROP, GARBAGE, DOWN, INBOUND };
+enum { SENT, ERROR, HANG, DROP, GARBAGE, DOWN, INBOUND, READ };
 static const char *outcomes[] = { "sent", "error", "hang", "drop",
-    "garbage", "down", "inbound" };
+    "garbage", "down", "inbound", "read" };
 
 /* A hash table of keys with a time: pair limits, once: scripts. */
 struct ent {
@@ -193,6 +195,8 @@ struct req {
 	int		 inbound;	/* POST .../inbound */
 	const char	*text;		/* its text, or */
 	struct json_object *msg;	/* its message as given */
+	char		 details[256];	/* a template refusal's, or "" */
+	char		 path[256];	/* a GET's, valid UTF-8 */
 };
 
 /* What was decided. */
@@ -203,6 +207,7 @@ struct verdict {
 	int		 lost;		/* accepted, but close unanswered */
 	int		 mojibake;	/* the message in bad UTF-8 */
 	int		 noobject;	/* 100/33: the id is no object */
+	const char	*method;
 	int64_t		 delay_ms;
 	char		 wamid[64];
 };
@@ -399,44 +404,6 @@ wa_fake_add_errate(struct wa_fake_conf *c, const char *arg)
 	wa_buf_free(&code);
 }
 
-void
-wa_fake_set_templates(struct wa_fake_conf *c, const char *list)
-{
-	const char *p, *comma;
-
-	for (p = list; *p; p = comma + (*comma != '\0')) {
-		comma = strchrnul(p, ',');
-		if (comma == p)
-			continue;
-		c->templates = wa_realloc(c->templates, (c->ntemplates + 1) *
-		    sizeof *c->templates);
-		c->templates[c->ntemplates++] = dupn(p, comma - p);
-	}
-	if (c->ntemplates == 0)
-		wa_die(EX_USAGE, "--templates: no name in '%s'", list);
-}
-
-/* Only the ids of list (comma-separated) are phone numbers of ours. */
-void
-wa_fake_set_numbers(struct wa_fake_conf *c, const char *list)
-{
-	const char *p, *comma;
-
-	for (p = list; *p; p = comma + (*comma != '\0')) {
-		comma = strchrnul(p, ',');
-		if (comma == p)
-			continue;
-		c->numbers = wa_realloc(c->numbers, (c->nnumbers + 1) *
-		    sizeof *c->numbers);
-		c->numbers[c->nnumbers] = dupn(p, comma - p);
-		if (!wa_number_id_valid(c->numbers[c->nnumbers++]))
-			wa_die(EX_USAGE, "--numbers: '%.*s' is not a "
-			    "phone-number id", (int)(comma - p), p);
-	}
-	if (c->nnumbers == 0)
-		wa_die(EX_USAGE, "--numbers: no id in '%s'", list);
-}
-
 /* Whether id is an object of ours: a number of --numbers, or any id. */
 static int
 known(const struct wa_fake *f, const char *id)
@@ -458,6 +425,7 @@ wa_fake_new(struct wa_fake_conf *c)
 
 	f->c = *c;
 	memset(c, 0, sizeof *c);
+	wa_fake_graph_init(&f->c);
 	pthread_mutex_init(&f->mu, NULL);
 	arc4random_buf(f->run, sizeof f->run);
 	if (f->c.seeded)
@@ -562,19 +530,28 @@ check_inbound(struct wa_fake *f, const struct req *q)
 	return sender(q->to) != NULL ? -1 : 131009;
 }
 
+/* Whether auth is the bearer token (any token: --any-token). */
+static int
+authorised(const struct wa_fake *f, const char *auth)
+{
+	size_t n;
+
+	if (auth == NULL || strncmp(auth, "Bearer ", 7) != 0 || !auth[7])
+		return 0;
+	return f->c.token == NULL || ((n = strlen(auth + 7)) ==
+	    strlen(f->c.token) && !CRYPTO_memcmp(auth + 7, f->c.token, n));
+}
+
 /* The checks that need no state: an error code, or -1 when it passes. */
 static long
-check(struct wa_fake *f, const struct req *q, const char *method,
+check(struct wa_fake *f, struct req *q, const char *method,
     const char *auth, const char *body)
 {
 	struct json_object *comp;
 	const char *mp, *type;
-	size_t i, n;
+	size_t i;
 
-	if (auth == NULL || strncmp(auth, "Bearer ", 7) != 0 || !auth[7])
-		return 190;
-	if (f->c.token != NULL && ((n = strlen(auth + 7)) !=
-	    strlen(f->c.token) || CRYPTO_memcmp(auth + 7, f->c.token, n)))
+	if (!authorised(f, auth))
 		return 190;
 	if (strcmp(method, "POST") != 0 || !known(f, q->pnid) ||
 	    body == NULL || q->obj == NULL)
@@ -604,7 +581,9 @@ check(struct wa_fake *f, const struct req *q, const char *method,
 			break;
 	if (f->c.templates != NULL && i == f->c.ntemplates)
 		return 132001;
-	return -1;
+	/* --templates FILE: its language, status and parameters too. */
+	return wa_fake_send_check(&f->c, wa_json_get(q->obj, "template"),
+	    q->major, q->details, sizeof q->details);
 }
 
 static const struct wa_fake_script *
@@ -933,8 +912,9 @@ mojibake(struct wa_buf *b)
 		wa_buf_puts(b, " \xc3\xa9\xe2\x82\xac");	/* " é€" */
 }
 
+/* The answer to an error of code: details, or the table's ("": it). */
 static void
-error_body(struct wa_buf *b, long code, int bad)
+error_body(struct wa_buf *b, long code, int bad, const char *details)
 {
 	const struct meta_error *e = meta_error(code);
 	struct wa_buf msg = { 0 };
@@ -956,7 +936,10 @@ error_body(struct wa_buf *b, long code, int bad)
 	wa_buf_printf(b, ",\"type\":\"OAuthException\",\"code\":%ld,"
 	    "\"error_data\":{\"messaging_product\":\"whatsapp\",\"details\":",
 	    code);
-	wa_buf_json_string(b, e->details, strlen(e->details));
+	if (*details)
+		wa_buf_json_string(b, details, strlen(details));
+	else
+		wa_buf_json_string(b, e->details, strlen(e->details));
 	wa_buf_puts(b, "},\"fbtrace_id\":\"A");
 	base64(b, r, sizeof r);
 	wa_buf_puts(b, "\"}}");
@@ -970,7 +953,7 @@ error_body(struct wa_buf *b, long code, int bad)
  * cut at 200 bytes.
  */
 static void
-noobject_body(struct wa_buf *b, const struct req *q)
+noobject_body(struct wa_buf *b, const struct req *q, const char *method)
 {
 	struct wa_buf msg = { 0 };
 	unsigned char r[15];
@@ -978,7 +961,8 @@ noobject_body(struct wa_buf *b, const struct req *q)
 
 	arc4random_buf(r, sizeof r);
 	wa_utf8_copy(id, sizeof id, q->id, q->idlen);
-	wa_buf_printf(&msg, "Unsupported post request. Object with ID '%s", id);
+	wa_buf_printf(&msg, "Unsupported %s request. Object with ID '%s",
+	    strcmp(method, "GET") == 0 ? "get" : "post", id);
 	wa_buf_puts(&msg, "' does not exist, cannot be loaded due to missing "
 	    "permissions, or does not support this operation. Please read "
 	    "the Graph API documentation at "
@@ -1016,10 +1000,12 @@ render(const struct req *q, const struct verdict *v, struct wa_fake_reply *r)
 		    v->http);
 	} else if (v->noobject) {
 		r->http = 400;
-		noobject_body(&r->body, q);
+		noobject_body(&r->body, q, v->method);
 	} else if (v->code >= 0) {
 		r->http = http_of(v->code);
-		error_body(&r->body, v->code, v->mojibake);
+		error_body(&r->body, v->code, v->mojibake, q->details);
+	} else if (v->outcome == READ) {
+		/* get() wrote the body. */
 	} else if (v->outcome == INBOUND) {
 		wa_buf_printf(&r->body, "{\"messaging_product\":\"whatsapp\","
 		    "\"messages\":[{\"id\":\"%s\"}]}", v->wamid);
@@ -1053,6 +1039,9 @@ log_request(struct wa_fake *f, const struct req *q, const struct verdict *v,
 	if (f->logfd < 0)
 		return;
 	wa_buf_printf(&b, "{\"t\":%lld", (long long)wa_unix_ms());
+	str_or_null(&b, "method", v->method);
+	if (v->outcome == READ || *q->path)
+		str_or_null(&b, "path", q->path);
 	str_or_null(&b, "version", q->version[0] ? q->version : NULL);
 	str_or_null(&b, "phone_number_id", q->pnid[0] ? q->pnid : NULL);
 	str_or_null(&b, "to", q->to);
@@ -1095,22 +1084,69 @@ down(struct wa_fake *f)
 }
 
 /*
+ * A GET (graph.c): the token (190), then /{version}/{id} or
+ * /{version}/{id}/{edge}; the answer's body into body, a READ, or an
+ * error code in v.
+ */
+static void
+get(struct wa_fake *f, const struct wa_fake_call *k, struct req *q,
+    struct verdict *v, struct wa_buf *body)
+{
+	const char *p = k->url, *end;
+	char id[WA_NUMBER_ID_MAX + 1], edge[64];
+	size_t n;
+
+	wa_utf8_copy(q->path, sizeof q->path, k->url, strlen(k->url));
+	if (!authorised(f, k->auth)) {
+		v->code = 190;
+		return;
+	}
+	if (q->version[0])
+		p += 1 + strlen(q->version);
+	v->code = 100;
+	if (*p != '/' || p[1] == '\0')
+		return;
+	q->id = ++p;
+	q->idlen = strcspn(p, "/");
+	end = p + q->idlen;
+	if (q->idlen >= sizeof id || (*end && (strchr(end + 1, '/') ||
+	    (n = strlen(end + 1)) == 0 || n >= sizeof edge))) {
+		v->noobject = q->idlen >= sizeof id;
+		return;
+	}
+	memcpy(id, p, q->idlen);
+	id[q->idlen] = '\0';
+	if (*end)
+		strcpy(edge, end + 1);
+	v->code = wa_fake_get(&f->c, k, id, *end ? edge : NULL, body,
+	    &v->noobject);
+	if (v->code == 0) {
+		v->code = -1;
+		v->outcome = READ;
+	}
+}
+
+/*
  * Decides the answer to one whole request (body NULL: it was larger than
  * WA_FAKE_BODY_MAX) and logs it. Safe to call from several threads at once.
  */
 void
-wa_fake_handle(struct wa_fake *f, const char *method, const char *url,
-    const char *auth, const char *body, size_t len, struct wa_fake_reply *r)
+wa_fake_handle(struct wa_fake *f, const struct wa_fake_call *k,
+    struct wa_fake_reply *r)
 {
-	struct verdict v = { .outcome = ERROR, .code = -1 };
+	struct verdict v = { .outcome = ERROR, .code = -1,
+	    .method = k->method };
 	struct req q;
 
 	memset(r, 0, sizeof *r);
-	parse(&q, url, body, len);
+	parse(&q, k->url, k->body, k->len);
 	if ((v.http = down(f)) != 0)
 		v.outcome = DOWN;
-	else if ((v.code = check(f, &q, method, auth, body)) == 100 &&
-	    q.id != NULL && !known(f, q.pnid) && strcmp(method, "POST") == 0)
+	else if (strcmp(k->method, "GET") == 0)
+		get(f, k, &q, &v, &r->body);
+	else if ((v.code = check(f, &q, k->method, k->auth, k->body)) ==
+	    100 && q.id != NULL && !known(f, q.pnid) &&
+	    strcmp(k->method, "POST") == 0)
 		v.noobject = 1;
 	pthread_mutex_lock(&f->mu);
 	f->st.requests++;
@@ -1118,13 +1154,15 @@ wa_fake_handle(struct wa_fake *f, const char *method, const char *url,
 	if (f->c.jitter_ms > 0)
 		v.delay_ms += (int64_t)(unit(f) * (2 * f->c.jitter_ms + 1)) -
 		    f->c.jitter_ms;
-	if (v.code < 0 && v.outcome != DOWN && q.inbound) {
+	if (v.code < 0 && v.outcome == ERROR && q.inbound) {
 		v.outcome = INBOUND;
 		inbound(f, q.pnid, q.to, q.text, q.msg, wa_now_ms(), v.wamid);
-	} else if (v.code < 0 && v.outcome != DOWN)
+	} else if (v.code < 0 && v.outcome == ERROR)
 		decide(f, &q, &v);
 	if (v.outcome == SENT || v.lost)
 		f->st.sent++;
+	else if (v.outcome == READ)
+		f->st.reads++;
 	else if (v.outcome == ERROR && v.http == 0)
 		f->st.refused++;
 	else
@@ -1164,6 +1202,7 @@ wa_fake_free(struct wa_fake *f, struct wa_fake_stats *st)
 	for (i = 0; i < f->c.nnumbers; i++)
 		free(f->c.numbers[i]);
 	free(f->c.numbers);
+	wa_fake_graph_free(&f->c);
 	free(f->c.scripts);
 	free(f->c.templates);
 	free(f->c.errates);

@@ -6,7 +6,8 @@
  * messages on demand (POST /{version}/{phone_number_id}/inbound).
  * fakeapi.c has no HTTP: it takes a whole request and says what to
  * answer, when, or whether to close the connection instead; fakeserve.c
- * serves that over libmicrohttpd.
+ * serves that over libmicrohttpd; graph.c answers the Graph API's reads
+ * (a WABA's templates, a number's fields) and checks a send's template.
  */
 #ifndef WA_FAKE_FAKEAPI_H
 #define WA_FAKE_FAKEAPI_H
@@ -14,7 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "core/buf.h"
+#include "records/template.h"
 #include "hooks.h"
 
 /* A scripted action, for recipients whose number ends with a suffix. */
@@ -50,10 +54,19 @@ struct wa_fake_conf {
 	int64_t		 pair_ms;	/* 0: no pair limit */
 	int64_t		 latency_ms;
 	int64_t		 jitter_ms;
-	char		**templates;	/* NULL: every name exists */
+	char		**templates;	/* names; NULL: every name exists */
 	size_t		 ntemplates;
+	struct json_object *tpls;	/* the templates as Graph lists them
+					   (graph.c); NULL: the built-in */
+	struct wa_template *tread;	/* each of tpls, read */
+	size_t		 ntread;
+	int		 tpl_sends;	/* sends checked against tpls whole:
+					   language, status, parameters */
 	char		**numbers;	/* phone-number ids; NULL: any id */
 	size_t		 nnumbers;
+	struct json_object *nums;	/* their fields (--numbers FILE), or
+					   NULL: the default */
+	const char	*waba_id;	/* the WhatsApp Business Account */
 	struct wa_fake_script *scripts;
 	size_t		 nscripts;
 	struct wa_fake_errate *errates;
@@ -74,8 +87,18 @@ struct wa_fake_conf {
 
 void wa_fake_add_script(struct wa_fake_conf *c, const char *arg);
 void wa_fake_add_errate(struct wa_fake_conf *c, const char *arg);
-void wa_fake_set_templates(struct wa_fake_conf *c, const char *list);
-void wa_fake_set_numbers(struct wa_fake_conf *c, const char *list);
+
+/*
+ * graph.c: --templates and --numbers, each a list (names, ids) or a file
+ * (a value with a '/' or a '.': JSON, an array of templates or numbers
+ * as Graph gives them, or an object whose "data" is one); exit 64 on
+ * one that is not. wa_fake_graph_init fills in the built-in templates
+ * when none were given and reads them; wa_fake_graph_free frees them.
+ */
+void wa_fake_set_templates(struct wa_fake_conf *c, const char *arg);
+void wa_fake_set_numbers(struct wa_fake_conf *c, const char *arg);
+void wa_fake_graph_init(struct wa_fake_conf *c);
+void wa_fake_graph_free(struct wa_fake_conf *c);
 
 #define WA_FAKE_BODY_MAX (64 * 1024)
 
@@ -99,12 +122,36 @@ struct wa_fake_stats {
 	uint64_t	 sent;		/* accepted */
 	uint64_t	 refused;	/* answered with an error */
 	uint64_t	 other;		/* hang, drop, garbage, HTTP, down */
+	uint64_t	 reads;		/* GETs answered */
 };
+
+/* One whole request, as fakeserve.c read it. */
+struct wa_fake_call {
+	const char	*method;
+	const char	*url;		/* the path, without the query */
+	struct json_object *query;	/* its arguments, decoded, or NULL */
+	const char	*host;		/* the Host header, or NULL */
+	const char	*auth;		/* the Authorization header, or NULL */
+	const char	*body;		/* NULL: larger than WA_FAKE_BODY_MAX */
+	size_t		 len;
+};
+
+/*
+ * graph.c: a GET's answer, for an authorised call to path id (and edge,
+ * or NULL): 0 with the answer's JSON in body, or Graph's error code: 100
+ * (*noobject set when id names nothing of ours). send_check: the code a
+ * send of template tpl (its object) gets at Graph version major (0: none
+ * in the path) when --templates named a file, with why in details, or
+ * -1 when it passes.
+ */
+long wa_fake_get(const struct wa_fake_conf *c, const struct wa_fake_call *k,
+    const char *id, const char *edge, struct wa_buf *body, int *noobject);
+long wa_fake_send_check(const struct wa_fake_conf *c, struct json_object *tpl,
+    int major, char *details, size_t size);
 
 struct wa_fake;
 struct wa_fake *wa_fake_new(struct wa_fake_conf *c);
-void wa_fake_handle(struct wa_fake *f, const char *method,
-    const char *url, const char *auth, const char *body, size_t len,
+void wa_fake_handle(struct wa_fake *f, const struct wa_fake_call *k,
     struct wa_fake_reply *r);
 void wa_fake_reply_free(struct wa_fake_reply *r);
 void wa_fake_free(struct wa_fake *f, struct wa_fake_stats *st);

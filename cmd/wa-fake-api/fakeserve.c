@@ -1,6 +1,8 @@
 /*
  * fakeserve.c: the HTTP side of wa-fake-api. Reads each request whole
- * (at most WA_FAKE_BODY_MAX of body is kept), lets wa_fake_handle decide,
+ * (at most WA_FAKE_BODY_MAX of body is kept) with its query's arguments
+ * (decoded; one that is not UTF-8 is dropped) and its Host, lets
+ * wa_fake_handle decide,
  * then answers now, or holds the connection (later.c) until its
  * delay is over, or closes it unanswered; a hang is held until the server
  * stops.
@@ -8,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+
+#include <json-c/json.h>
 
 #include "core/buf.h"
 #include "core/err.h"
@@ -49,6 +53,18 @@ answer(struct MHD_Connection *conn, struct call *c)
 	return ret;
 }
 
+/* A query's argument, decoded, into the object cls (the last wins). */
+static enum MHD_Result
+arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	if (wa_utf8_valid(key, strlen(key)) && (value == NULL ||
+	    wa_utf8_valid(value, strlen(value))))
+		json_object_object_add(cls, key,
+		    json_object_new_string(value ? value : ""));
+	return MHD_YES;
+}
+
 /*
  * MHD calls this once for the headers, once per piece of body, once when
  * the body is complete (decide, then answer or hold), and once more for a
@@ -61,6 +77,7 @@ serve(void *cls, struct MHD_Connection *conn, const char *url,
 {
 	struct server *s = cls;
 	struct call *c = *ptr;
+	struct wa_fake_call k;
 	int64_t due;
 
 	(void)version;
@@ -79,10 +96,18 @@ serve(void *cls, struct MHD_Connection *conn, const char *url,
 	if (c->decided)
 		return c->later.woke == WA_LATER_DUE ? answer(conn, c) : MHD_NO;
 	c->decided = 1;
-	wa_fake_handle(s->fake, method, url, MHD_lookup_connection_value(conn,
-	    MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-	    c->too_big ? NULL : c->body.s ? c->body.s : "", c->body.len,
-	    &c->reply);
+	k.method = method;
+	k.url = url;
+	k.query = json_object_new_object();
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, arg, k.query);
+	k.host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_HOST);
+	k.auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_AUTHORIZATION);
+	k.body = c->too_big ? NULL : c->body.s ? c->body.s : "";
+	k.len = c->body.len;
+	wa_fake_handle(s->fake, &k, &c->reply);
+	json_object_put(k.query);
 	if (c->reply.how == WA_FAKE_NEVER || c->reply.delay_ms > 0) {
 		due = c->reply.how == WA_FAKE_NEVER ? INT64_MAX :
 		    wa_now_ns() + c->reply.delay_ms * 1000000;

@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <curl/curl.h>
 
@@ -37,8 +38,10 @@ usage(FILE *f, int status)
 	    "[--port-file file] [--log file]\n"
 	    "        [--rate n] [--pair-ms ms] [--latency-ms mean] "
 	    "[--jitter-ms spread]\n"
-	    "        [--templates name,...] [--numbers id,...] "
-	    "[--script suffix=action]...\n"
+	    "        [--templates name,...|file] [--numbers id,...|file] "
+	    "[--waba-id id]\n"
+	    "        [--script suffix=action]..."
+	    "\n"
 	    "        [--error-rate code:f]...\n"
 	    "        [--drop-rate f] [--seed n] [--threads n] "
 	    "[--outage-file file]\n"
@@ -59,7 +62,7 @@ main(int argc, char **argv)
 	enum { ANY = 256, BATCH, DELAY, DROP, DUP, ERRATE, FAIL, INFLIGHT,
 	    JITTER, LATENCY, LINGER, LISTEN, LOG, NUMBERS, OUTAGE, PAIR,
 	    PORTFILE, RATE, READ, REORDER, RETRY, SCRIPT, SEED, TEMPLATES,
-	    THREADS, HOOKLOG, URL };
+	    THREADS, HOOKLOG, URL, WABA };
 	static const struct option longs[] = {
 		{ "any-token", no_argument, NULL, ANY },
 		{ "drop-rate", required_argument, NULL, DROP },
@@ -83,6 +86,7 @@ main(int argc, char **argv)
 		{ "templates", required_argument, NULL, TEMPLATES },
 		{ "threads", required_argument, NULL, THREADS },
 		{ "version", no_argument, NULL, WA_OPT_VERSION },
+		{ "waba-id", required_argument, NULL, WABA },
 		{ "webhook-batch", required_argument, NULL, BATCH },
 		{ "webhook-delay-ms", required_argument, NULL, DELAY },
 		{ "webhook-inflight", required_argument, NULL, INFLIGHT },
@@ -198,6 +202,13 @@ main(int argc, char **argv)
 		case URL:
 			hc.url = optarg;
 			break;
+		case WABA:
+			if (*optarg == '\0' || strlen(optarg) > 32 ||
+			    optarg[strspn(optarg, "0123456789")] != '\0')
+				wa_die(EX_USAGE, "--waba-id: a WhatsApp Business "
+				    "Account's id is digits, not '%s'", optarg);
+			fc.waba_id = hc.waba_id = optarg;
+			break;
 		default:
 			if (!wa_common_opt(c, optarg, usage))
 				usage(stderr, EX_USAGE);
@@ -229,9 +240,10 @@ main(int argc, char **argv)
 		    (unsigned long long)hs.undelivered);
 	}
 	wa_fake_free(fake, &fs);
-	wa_warn("%llu requests: %llu sent, %llu refused, %llu other",
-	    (unsigned long long)fs.requests, (unsigned long long)fs.sent,
-	    (unsigned long long)fs.refused, (unsigned long long)fs.other);
+	wa_warn("%llu requests: %llu sent, %llu refused, %llu other, %llu "
+	    "reads", (unsigned long long)fs.requests,
+	    (unsigned long long)fs.sent, (unsigned long long)fs.refused,
+	    (unsigned long long)fs.other, (unsigned long long)fs.reads);
 	free(secret);
 	curl_global_cleanup();
 	return 0;
