@@ -28,7 +28,7 @@ is "$(wa-campaign status --json "$c" | jq -c '[.template, .language,
     .max_attempts, .on_unknown, .breaker]')" \
     '["reminder_v2","pt_BR",3,"fail",20]' "status shows them"
 
-wa-campaign start "$c"
+wa-campaign start --no-check "$c"
 exits 65 "refused while it runs" wa-campaign set --template x "$c" \
     2>"$T/err"
 like "$(cat "$T/err")" "campaign $c is running: pause it before changing it" \

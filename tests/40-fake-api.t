@@ -167,7 +167,7 @@ is "$(post "$(body +15550000003)")" 200 'another number still goes'
 is "$(jq -sc 'map(.outcome)' "$FAKE_LOG")" '["sent","error","sent"]' \
     'a log line per request'
 is "$(jq -sc '.[0] | keys' "$FAKE_LOG")" \
-    '["callback","code","delay_ms","http_status","outcome","phone_number_id","t","template","to","version","wamid"]' \
+    '["callback","code","delay_ms","http_status","method","outcome","phone_number_id","t","template","to","version","wamid"]' \
     'log fields'
 is "$(jq -sc '.[1] | [.phone_number_id, .to, .callback, .template, .wamid,
     .code, .http_status]' "$FAKE_LOG")" \

@@ -4,7 +4,7 @@
 #   . "$(dirname "$0")/fake.sh"
 #   fake_start --latency-ms 20 --script 0042=131026
 #   wa-send <requests        # uses WA_API_BASE and WA_TOKEN
-#   jq -s length "$FAKE_LOG"
+#   jq -s 'map(select(.method == "POST")) | length' "$FAKE_LOG"
 
 # The Graph API version the programs speak by default, as --version says
 # (the Makefile's GRAPH_API_VERSION): the fake is spoken to at it.
@@ -12,19 +12,25 @@ GRAPH_VERSION=$(wa-send --version |
     sed -n 's/^Graph API \(v[0-9]*\.[0-9]*\) by default$/\1/p')
 [ -n "$GRAPH_VERSION" ] || bail "wa-send --version names no Graph API version"
 
+# The WhatsApp Business Account wa-fake-api is by default (--waba-id):
+# wa-campaign check finds the campaign's template there.
+FAKE_WABA=102290129340398
+
 # fake_start [OPTION...]: starts wa-fake-api with OPTIONs (killed at exit)
 # and waits until it listens. Exports WA_API_BASE (http://127.0.0.1:PORT/
-# $GRAPH_VERSION), WA_TOKEN (a test token unless already set), FAKE_LOG
-# (its NDJSON request log), FAKE_PID, FAKE_PORT and FAKE_ERR (its
-# stderr). Each call starts another server; the variables name the
-# latest.
+# $GRAPH_VERSION), WA_TOKEN (a test token unless already set), WA_WABA_ID
+# (FAKE_WABA unless already set), FAKE_LOG (its NDJSON request log: one
+# line per request, GETs too, each with its "method"), FAKE_PID,
+# FAKE_PORT and FAKE_ERR (its stderr). Each call starts another server;
+# the variables name the latest.
 fake_start() {
 	t_fake=$((${t_fake:-0} + 1))
 	WA_TOKEN=${WA_TOKEN:-test-token-$$}
+	WA_WABA_ID=${WA_WABA_ID:-$FAKE_WABA}
 	FAKE_LOG=$T/fake$t_fake.log
 	FAKE_ERR=$T/fake$t_fake.err
 	t_fake_port=$T/fake$t_fake.port
-	export WA_TOKEN FAKE_LOG FAKE_ERR
+	export WA_TOKEN WA_WABA_ID FAKE_LOG FAKE_ERR
 	bg wa-fake-api --listen 127.0.0.1:0 --port-file "$t_fake_port" \
 	    --log "$FAKE_LOG" "$@" 2>"$FAKE_ERR"
 	FAKE_PID=$!

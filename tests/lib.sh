@@ -13,7 +13,7 @@ WA_BIN=${WA_BIN:-$TOP/bin}
 PATH=$WA_BIN:$PATH
 export PATH LC_ALL=C TOP
 unset DATABASE_URL PGSERVICE PGPORT PGPASSWORD WA_TOKEN WA_TOKEN_FILE \
-    WA_APP_SECRET WA_APP_SECRET_FILE WA_API_BASE WA_API_VERSION
+    WA_APP_SECRET WA_APP_SECRET_FILE WA_API_BASE WA_API_VERSION WA_WABA_ID
 
 # TAP goes to fd 7, so that redirecting a checked command's output
 # (exits 0 'help' wa-x --help >/dev/null) never swallows the verdict.
