@@ -6,14 +6,17 @@
 # Postgres, wa-fake-api standing in for Meta (80/s limit, ~250 ms latency,
 # some failures, signed status webhooks), wa-webhook and wa-status-ingest
 # for the statuses; a campaign of DEMO_RECIPIENTS (3000) made-up numbers
-# sent by wa-campaign run (wa-claim | wa-throttle | wa-send | wa-record,
-# wa-reconcile for the stragglers, reruns for retries); the report;
-# everything removed at the end.
+# checked against the API first (wa-campaign check: the template, the
+# number, every row's parameters), then sent by wa-campaign run
+# (wa-claim | wa-throttle | wa-send | wa-record, wa-reconcile for the
+# stragglers, reruns for retries); the report; everything removed at the
+# end.
 #
 # A real campaign, when a recipients file is named: set WA_TOKEN or
 # WA_TOKEN_FILE, Postgres (DATABASE_URL
 # or PG*, schema loaded), WA_PHONE_NUMBER_ID, WA_TEMPLATE (and
-# WA_TEMPLATE_LANG, default en_US), and name the recipients' CSV:
+# WA_TEMPLATE_LANG, default en_US), WA_WABA_ID (the account of the
+# template), and name the recipients' CSV:
 #   scripts/demo.sh recipients.csv
 # Status webhooks then reach your own wa-webhook (see README).
 set -u
@@ -68,7 +71,9 @@ embedded() {
 	WA_STATE_DIR=$D/state
 	WA_PHONE_NUMBER_ID=106540352242922
 	WA_TEMPLATE=vaccination_reminder
-	export WA_TOKEN WA_APP_SECRET WA_STATE_DIR
+	# wa-fake-api's own account, where its templates are.
+	WA_WABA_ID=102290129340398
+	export WA_TOKEN WA_APP_SECRET WA_STATE_DIR WA_WABA_ID
 
 	wa-webhook --listen 127.0.0.1:0 --port-file "$D/hook.port" \
 	    --spool "$D/spool" 2>"$D/wa-webhook.err" &
@@ -117,10 +122,13 @@ campaign() {
 	    die "create failed"
 	say "campaign $id: importing $CSV"
 	wa-campaign import "$id" "$CSV"
-	wa-campaign start "$id" || die "start failed"
+	say "campaign $id: asking the API whether it can go (wa-campaign check)"
+	wa-campaign check "$id" || die "the check refused campaign $id"
+	# Checked just now: start and run need not ask again.
+	wa-campaign start --no-check "$id" || die "start failed"
 	say "campaign $id: sending at $RATE/s (wa-campaign run)"
 	# The pipeline, reconcile rounds and reruns for retries, to the end.
-	wa-campaign run "$id" -r "$RATE" --stale-after 60 \
+	wa-campaign run --no-check "$id" -r "$RATE" --stale-after 60 \
 	    --unknown-after "$UNKNOWN_AFTER"
 	rc=$?
 	case $rc in
@@ -141,7 +149,7 @@ if [ $# -gt 1 ]; then
 elif [ $# -eq 1 ]; then
 	[ -n "${WA_TOKEN:-}${WA_TOKEN_FILE:-}" ] ||
 	    die "a real campaign needs WA_TOKEN_FILE (or WA_TOKEN) set"
-	: "${WA_PHONE_NUMBER_ID:?}" "${WA_TEMPLATE:?}"
+	: "${WA_PHONE_NUMBER_ID:?}" "${WA_TEMPLATE:?}" "${WA_WABA_ID:?}"
 	CSV=$1
 	UNKNOWN_AFTER=600
 else

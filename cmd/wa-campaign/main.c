@@ -1,8 +1,8 @@
 /*
  * wa-campaign: the operator's tool. Creates campaigns, imports their
- * recipients, starts, pauses, resumes and cancels them, runs them to
- * their end, reports where they stand and puts failed or unknown rows
- * back in the queue.
+ * recipients, checks them against the Graph API (check.c), starts,
+ * pauses, resumes and cancels them, runs them to their end, reports
+ * where they stand and puts failed or unknown rows back in the queue.
  *
  * Reads and writes campaigns and campaign_recipients (Postgres); import
  * reads a CSV or NDJSON file (or stdin), requeue --phones a list of
@@ -13,13 +13,14 @@
  * each; every command's work, SQL and output are in the file its row
  * names (campaign.h lists them). run and watch read their own options.
  * Exits 0 on success, 64 on a usage error or an unknown campaign, 65
- * when a move or a change is not allowed from the campaign's state or
- * an import or requeue rejected lines (not counting the suppressed
- * numbers an import skips), 66 when a file cannot be opened, 69 when
- * Postgres fails (an export cut short included), 74 when reading a file
+ * when a move or a change is not allowed from the campaign's state, a
+ * check refuses the campaign (check, start), or an import or requeue
+ * rejected lines (not counting the suppressed numbers an import skips),
+ * 66 when a file cannot be opened, 69 when Postgres fails (an export cut
+ * short included) or the API cannot tell a check, 74 when reading a file
  * or writing the reject file or stdout fails, 75 when a signal cut an
- * import or a requeue short (nothing done); run and watch as their
- * files say.
+ * import or a requeue short (nothing done), 78 when a check has no
+ * token or WABA id; run and watch as their files say.
  */
 #include <getopt.h>
 #include <limits.h>

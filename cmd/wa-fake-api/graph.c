@@ -163,10 +163,10 @@ wa_fake_set_numbers(struct wa_fake_conf *c, const char *arg)
 		k = json_object_array_length(c->nums);
 		for (i = 0; i < k; i++) {
 			n = json_object_array_get_idx(c->nums, i);
-			if ((id = wa_json_str(n, "id")) == NULL ||
-			    !wa_number_id_valid(id))
-				wa_die(EX_USAGE, "--numbers %s: item %zu has no "
-				    "\"id\" that is a phone-number id", arg,
+			id = wa_json_str(n, "id");
+			if (id == NULL || !wa_number_id_valid(id))
+				wa_die(EX_USAGE, "--numbers %s: item %zu has "
+				    "no \"id\" that is a phone-number id", arg,
 				    i + 1);
 			c->numbers = wa_realloc(c->numbers, (c->nnumbers + 1) *
 			    sizeof *c->numbers);
@@ -233,7 +233,7 @@ wa_fake_graph_init(struct wa_fake_conf *c)
 	if (c->tpls == NULL) {
 		all = json_tokener_parse(builtin);
 		if (all == NULL)
-			wa_die(EX_SOFTWARE, "the built-in templates are not "
+			wa_die(EX_USAGE, "the built-in templates are not "
 			    "JSON");
 		if (c->templates == NULL)
 			c->tpls = all;
@@ -381,9 +381,11 @@ uncursor(const char *s)
 static void
 escape(struct wa_buf *b, const char *s)
 {
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_.~,";
+
 	for (; *s; s++)
-		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789-_.~,", *s) != NULL)
+		if (strchr(plain, *s) != NULL)
 			wa_buf_add(b, s, 1);
 		else
 			wa_buf_printf(b, "%%%02X", (unsigned char)*s);

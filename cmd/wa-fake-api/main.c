@@ -7,7 +7,10 @@
  * WA_TOKEN_FILE. Answers as the Cloud API does, after the latency asked
  * for, with its throughput and pair-rate limits, scripted faults and
  * error envelopes (fakeapi.c), and while --outage-file exists
- * the HTTP status it holds, as a service that is down. Writes one NDJSON
+ * the HTTP status it holds, as a service that is down. Answers the
+ * Graph API's reads a check makes, a WABA's message templates and a
+ * number's fields, from --templates and --numbers (lists, JSON files,
+ * or the built-in; graph.c), and checks a send against a templates file. Writes one NDJSON
  * line per request to --log and, with --webhook-url, POSTs signed status
  * webhooks (key from WA_APP_SECRET or WA_APP_SECRET_FILE), and inbound
  * message webhooks when asked, by POST /{version}/{id}/inbound or the
@@ -40,9 +43,7 @@ usage(FILE *f, int status)
 	    "[--jitter-ms spread]\n"
 	    "        [--templates name,...|file] [--numbers id,...|file] "
 	    "[--waba-id id]\n"
-	    "        [--script suffix=action]..."
-	    "\n"
-	    "        [--error-rate code:f]...\n"
+	    "        [--script suffix=action]... [--error-rate code:f]...\n"
 	    "        [--drop-rate f] [--seed n] [--threads n] "
 	    "[--outage-file file]\n"
 	    "        [--webhook-url url] [--webhook-batch n] "
@@ -205,8 +206,9 @@ main(int argc, char **argv)
 		case WABA:
 			if (*optarg == '\0' || strlen(optarg) > 32 ||
 			    optarg[strspn(optarg, "0123456789")] != '\0')
-				wa_die(EX_USAGE, "--waba-id: a WhatsApp Business "
-				    "Account's id is digits, not '%s'", optarg);
+				wa_die(EX_USAGE, "--waba-id: a WhatsApp "
+				    "Business Account's id is digits, not "
+				    "'%s'", optarg);
 			fc.waba_id = hc.waba_id = optarg;
 			break;
 		default:
