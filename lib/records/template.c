@@ -141,7 +141,8 @@ wa_template_read(struct json_object *o, struct wa_template *t, char *why,
 	for (k = 0; k < n; k++) {
 		c = json_object_array_get_idx(comps, k);
 		if ((type = wa_json_str(c, "type")) == NULL) {
-			wa_template_free(t);
+			while (nm > 0)
+				free(names[--nm]);
 			return say(why, size, "a template component without "
 			    "a type");
 		}
