@@ -160,13 +160,15 @@ like "$(X systemctl list-timers --no-pager wa-reconcile.timer)" \
 
 # A campaign unit. Without wa-campaign run (another issue's) it exits 64,
 # a usage error, and is not restarted; with it, a campaign runs to its
-# end against wa-fake-api.
+# end against wa-fake-api, checked first in the fake's own WABA (as
+# wapipe.conf's WA_WABA_ID would say).
 X systemd-run -q -u fakeapi /usr/bin/wa-fake-api --any-token \
     --listen 127.0.0.1:8088 --latency-ms 50
 X mkdir -p /etc/systemd/system/wapipe-campaign@.service.d
 X sh -c 'cat >/etc/systemd/system/wapipe-campaign@.service.d/fake.conf' <<EOF
 [Service]
 Environment=WA_API_BASE=http://127.0.0.1:8088/v21.0
+Environment=WA_WABA_ID=102290129340398
 EOF
 X systemctl daemon-reload
 cid=$(psqlw -c "insert into campaigns (name, phone_number_id,
@@ -199,6 +201,7 @@ is "$(X systemctl show -p NRestarts --value "wapipe-campaign@$cid")" 0 \
 X sh -c 'cat >/etc/systemd/system/wapipe-campaign@.service.d/fake.conf' <<'EOF'
 [Service]
 Environment=WA_API_BASE=http://127.0.0.1:8088/v21.0
+Environment=WA_WABA_ID=102290129340398
 Environment="WA_RUN_OPTIONS=-r 70"
 EOF
 X systemctl daemon-reload
