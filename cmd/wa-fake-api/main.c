@@ -10,8 +10,9 @@
  * the HTTP status it holds, as a service that is down. Answers the
  * Graph API's reads a check makes, a WABA's message templates and a
  * number's fields, from --templates and --numbers (lists, JSON files,
- * or the built-in; graph.c), and checks a send against a templates file. Writes one NDJSON
- * line per request to --log and, with --webhook-url, POSTs signed status
+ * or the built-in; graph.c), and checks a send against a templates
+ * file. Writes one NDJSON line per request to --log (GETs too) and,
+ * with --webhook-url, POSTs signed status
  * webhooks (key from WA_APP_SECRET or WA_APP_SECRET_FILE), and inbound
  * message webhooks when asked, by POST /{version}/{id}/inbound or the
  * script reply:TEXT, for rehearsing opt-outs. Prints nothing on stdout.
