@@ -506,11 +506,18 @@ $$;
 -- the statement, so that a claim whose commit was answered by a server
 -- that then went away (a failover) is found again after the reconnect:
 -- wa-claim emits its rows, never sent, instead of leaving them sending
--- (see wa-claim.c). Not indexed: the claim already rewrites the row, so
--- the token costs its 8 bytes and no index entry; only that rare
--- search, and wa-campaign run's sweep of its own round, read it.
+-- (see wa-claim.c). Each wa-claim (or each round of wa-campaign run)
+-- takes a block of 65,536 tokens from the sequence, one per claim, so no
+-- two claimers share one. Four bytes and no index: measured, the claim
+-- writes 4 bytes more WAL a message and the rest of the path none
+-- (bench/RESULTS.md; a bigint cost the status path 55, the row's claimed
+-- version no longer leaving room to update in place). Only that rare
+-- search and run's sweep of its own round read it.
 ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS claim_token
-	bigint;
+	integer;
+CREATE SEQUENCE IF NOT EXISTS wapipe_claim_tags AS integer
+	INCREMENT BY 65536 MINVALUE -2147483648 MAXVALUE 2147418112
+	START WITH -2147483648 CYCLE;
 DO $$
 BEGIN
 	IF to_regprocedure('wapipe_claim(bigint, integer)') IS NOT NULL THEN
@@ -527,7 +534,7 @@ END $$;
 -- row locked: one claim at a time counts, on every host). Returns the rows
 -- claimed, each marked with p_token.
 CREATE OR REPLACE FUNCTION wapipe_claim(p_campaign bigint, p_n integer,
-    p_token bigint DEFAULT NULL)
+    p_token integer DEFAULT NULL)
 RETURNS TABLE (id bigint, attempt integer, phone text,
     template_params jsonb)
 LANGUAGE plpgsql AS $$

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,7 +33,7 @@ static size_t rlen;
 static char weight[16] = "1";	/* the campaign's, at this round */
 static char breaker[16];	/* its breaker, or "": wa-send's default */
 static int urgent;
-static long long tag;		/* of this round's claims (wa-claim --tag) */
+static long long tag;		/* its claims' tokens (wa-claim --tag) */
 
 /*
  * The rows this round claimed that are still sending once wa-send has
@@ -46,7 +45,7 @@ static const char *sweep_sql =
     "UPDATE campaign_recipients SET status = 'pending',"
     "  attempt = attempt - 1"
     " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
-    "  AND claim_token >> 24 = $2";
+    "  AND claim_token >= $2::int AND claim_token <= $2::int + 65535";
 
 void
 args_add(struct args *a, const char *s)
@@ -340,11 +339,13 @@ round_run(void)
 	int p[3][2], st[4] = { 0 }, null, err = run.tty ? run.relay[1] : -1, i;
 	pid_t pids[4], pg = 0;
 	struct snap s;
+	PGresult *res;
 
 	share();
-	if (getrandom(&tag, sizeof tag, 0) != sizeof tag)
-		wa_die(EX_OSERR, "getrandom:");
-	tag &= (1LL << 38) - 1;
+	res = wa_pg_need(run.db, NULL,
+	    "SELECT nextval('wapipe_claim_tags')", 0, NULL);
+	tag = atoll(PQgetvalue(res, 0, 0));
+	PQclear(res);
 	for (i = 0; i < 3; i++)
 		if (pipe2(p[i], O_CLOEXEC) < 0)
 			wa_die(EX_OSERR, "pipe:");

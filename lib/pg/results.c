@@ -57,7 +57,7 @@ static const char *apply_sql =
     "     AND r.outcome = 'retry'"
     "     THEN now() + r.delay_ms * interval '1 millisecond'"
     "     ELSE c.next_attempt_at END,"
-    "   wamid = coalesce(c.wamid, r.wamid),"
+    "   wamid = coalesce(c.wamid, r.wamid), claim_token = NULL,"
     "   status_at = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
     "     THEN now() ELSE c.status_at END,"
     "   error_code = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
