@@ -63,7 +63,10 @@ echo "cost: loaded in $((l - t0)) s, vacuumed in $((e - l)) s; table" \
     "$(sql "select pg_size_pretty(pg_indexes_size('campaign_recipients'))")"
 echo "cost: $ROWS messages, $SETTLED settled rows beside; $(nproc) cores," \
     "load $(cut -d' ' -f1 /proc/loadavg)"
-stage claim wa-claim -c "$c" --once -n "${CLAIM_N:-500}" ${CLAIM_OPTS:-} >"$T/requests"
+# shellcheck disable=SC2086
+# (CLAIM_OPTS: words, split on purpose.)
+stage claim wa-claim -c "$c" --once -n "${CLAIM_N:-500}" ${CLAIM_OPTS:-} \
+    >"$T/requests"
 sent_results "$T/requests" >"$T/results"
 stage record wa-record -n 500 <"$T/results" >/dev/null
 # sent, delivered, and read for 60%: bodies of 100 statuses each.
