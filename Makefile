@@ -223,6 +223,15 @@ check: deps all check-layers
 	WA_BIN=$(CURDIR)/$(BIN) $(PROVE) tests/
 	$(MAKE) check-asan
 
+# A real highly available Postgres: etcd and two Patroni nodes, a leader
+# killed and one stopped mid-campaign (tests/86-patroni.t, which the plain
+# suite skips: it takes two minutes); then the failover and pgbouncer
+# tests again beside it.
+check-ha: all
+	@sh scripts/deps.sh ha || echo "check-ha: no Patroni or etcd: tests/86 skips"
+	WA_HA=1 WA_BIN=$(CURDIR)/$(BIN) $(PROVE) tests/86-patroni.t \
+	    tests/82-failover.t tests/85-pgbouncer.t
+
 check-asan: deps
 	@for cc in $(ASAN_CC); do \
 		if ! command -v $$cc >/dev/null; then \
@@ -351,7 +360,7 @@ dist:
 clean:
 	rm -rf build build-asan build-asan-* build-deb build-fuzz bin
 
-.PHONY: all deps check check-asan check-san check-layers demo install uninstall \
+.PHONY: all deps check check-ha check-asan check-san check-layers demo install uninstall \
 	clean deb dist fuzz fuzz-build fuzz-bins FORCE
 .SECONDARY:
 

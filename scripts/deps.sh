@@ -1,7 +1,8 @@
 #!/bin/sh
-# deps.sh: installs the Debian packages that wapipe's build, tests, demo
-# and benchmarks need, when some are missing. As root it runs apt-get;
-# otherwise it prints the command and fails.
+# deps.sh [ha]: installs the Debian packages that wapipe's build, tests,
+# demo and benchmarks need, when some are missing; with "ha", those of
+# make check-ha too (Patroni and etcd: tests/86-patroni.t). As root it
+# runs apt-get; otherwise it prints the command and fails.
 set -eu
 
 # The line ending in shellcheck is for the packaging tests (make deb, the
@@ -22,6 +23,9 @@ postgresql postgresql-client pgbouncer
 perl curl jq mandoc procps pv wrk util-linux openssl
 dpkg-dev binutils lintian systemd man-db nginx shellcheck
 chromium prometheus prometheus-node-exporter"
+# Debian's packages start no service here (a service manager would start
+# etcd on port 2379; the test runs its own on ports of its own).
+[ "${1:-}" = ha ] && pkgs="$pkgs patroni etcd-server"
 
 missing=""
 for p in $pkgs; do

@@ -59,6 +59,8 @@ t_cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	[ -s "$T/bouncer/pid" ] && bouncer_stop
+	# A test's own services, stopped its own way (tests/86: Patroni).
+	[ -n "${t_atexit:-}" ] && eval "$t_atexit"
 	[ -n "${PGDATA:-}" ] && pg_stop
 	pgtmp_stop_standby
 	rm -rf "$T"
