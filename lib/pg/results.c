@@ -15,8 +15,12 @@
  * code/subcode and title). A retry of class outage (the API unreachable)
  * or unsent (never sent: the sender was stopping) is not an attempt
  * either: the row goes back to pending, never to failed, and an outage
- * is remembered by the campaign. A row's current error is its last
- * attempt's (none once sent); every error is also added to
+ * is remembered by the campaign, until a result that reached the API
+ * moves a row (status_at now(): one the statement took out of sending,
+ * unknown or pending); a sent result for a row already settled, as when
+ * a batch whose answer was lost is run again, is no news of the API,
+ * and must not end the outage that batch began. A row's current error
+ * is its last attempt's (none once sent); every error is also added to
  * recipient_errors by the same statement.
  *
  * When Postgres refuses a batch for its data (bad bytes, a wamid given
@@ -74,7 +78,7 @@ static const char *apply_sql =
     "     AND (c.wamid IS NULL OR c.wamid = r.wamid"
     "      OR c.status = 'unknown')))"
     "  RETURNING c.id, c.campaign_id, r.attempt, r.outcome, r.code,"
-    "   r.title, r.class, r.free),"
+    "   r.title, r.class, r.free, c.status_at = now() AS moved),"
     " hist AS (INSERT INTO recipient_errors (recipient_id, attempt, code,"
     "   class, title)"
     "  SELECT id, attempt, code, class, title FROM upd"
@@ -88,7 +92,7 @@ static const char *apply_sql =
     "  WHERE r.outcome = 'halt' ORDER BY c.campaign_id, r.id),"
     " o AS (SELECT campaign_id,"
     "   count(*) FILTER (WHERE class = 'outage') AS n,"
-    "   count(*) FILTER (WHERE NOT free) AS reached,"
+    "   count(*) FILTER (WHERE NOT free AND moved) AS reached,"
     "   min(title) FILTER (WHERE class = 'outage') AS reason"
     "  FROM upd GROUP BY campaign_id),"
     " ks AS (SELECT coalesce(h.campaign_id, o.campaign_id) AS id,"
