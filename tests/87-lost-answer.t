@@ -6,7 +6,9 @@
 # without an answer, reconnects (lib/pg's policy) and runs the batch
 # again. For wa-record (a) and wa-status-ingest (b): the rows after the
 # replay are the rows the lost commit left, to the byte, and the rows a
-# run without the fault leaves; the proxy's log shows the one drop.
+# run without the fault leaves; the proxy's log shows the one drop. For
+# wa-claim (c): the lost claim's rows go out once, by their token, and a
+# pipeline whose claim lost its answer completes by itself.
 #
 # Each case runs in its own copy of one prepared database (CREATE
 # DATABASE ... TEMPLATE): "base" without the fault, "lost" with it, so
@@ -262,15 +264,54 @@ is "$(indb st_lost "select count(*) from suppressions
 is "$(indb st_lost "select segment || ':' || byte_offset
     from spool_checkpoints")" "$end" 'the checkpoint at the end of the spool'
 
-# (c) wa-claim, to come with the replayed claim that returns the lost
-# claim's rows (its token) and claims none more. The same steps: a copy
-# of a prepared database, then
-#   pgdrop_arm 'wa_claim|wapipe_claim\('   (prepared by name, or the SQL)
-#   wa-claim -d "$PGDROP dbname=claim_lost" -c "$c" -n 4 --once >"$T/out"
-# and: one drop more (pgdrop_drops), "$T/out" names each row of the lost
-# claim once and no other, every row sending is in it, attempts counted
-# once; pgdrop_hold / pgdrop_held N / pgdrop_release to look at the
-# committed claim before its replay.
+# (c) wa-claim. Its second claim commits and its answer is lost: run
+# again (lib/pg), it finds the lost claim's rows by their token and
+# emits them with the rows of the second run; each row once, none left
+# sending, each attempt counted once.
+c=$(campaign 12)
+pgdrop_arm 'wa_claim|wapipe_claim\(' 2
+wa-claim -d "$PGDROP" -c "$c" -n 4 --once >"$T/claimed" 2>"$T/claim.err"
+is "$?" 75 'with the fault: wa-claim --once exits 75 (rows are sending)'
+is "$(pgdrop_drops)" 5 'the claim'"'"'s answer was dropped (one drop more)'
+like "$(cat "$T/claim.err")" \
+    "a claim's answer was lost with the server: its 4 rows, found by their token, go out now" \
+    'wa-claim says so'
+is "$(jq -r .id "$T/claimed" | sort | uniq | wc -l | tr -d ' ')" 12 \
+    'every row is emitted'
+is "$(wc -l <"$T/claimed" | tr -d ' ')" 12 '... each once'
+is "$(sql "select string_agg(distinct status || ':' || attempt, ' ')
+    from campaign_recipients where campaign_id = $c")" 'sending:1' \
+    'every row sending, its attempt counted once'
+
+# The whole pipeline, its claims through the fault: the campaign
+# completes by itself, with no wa-reconcile, nobody messaged twice, one
+# POST a message.
+. "$(dirname "$0")/fake.sh"
+fake_start --rate 0 --latency-ms 2
+c=$(campaign 300)
+pgdrop_arm 'wa_claim|wapipe_claim\(' 3
+bg sh -c "wa-claim -d '$PGDROP' -c $c -n 50 2>'$T/claim2.err' |
+    wa-throttle -r 1000 | wa-send 2>'$T/send.err' |
+    wa-record >/dev/null 2>'$T/record.err'"
+pipeline=$!
+# (Were the lost claim's rows left sending, wa-claim would wait for them
+# for ever: the bound turns that into a failure.)
+completed() {
+	test "$(sql "select state from campaigns where id = $c")" = completed
+}
+ok 'with a claim'"'"'s answer lost, the pipeline completes by itself' \
+    wait_for 120 completed
+completed || pkill -TERM -P "$pipeline"
+wait "$pipeline"
+is "$?" 0 '... and exits 0'
+is "$(pgdrop_drops)" 6 '... one drop more'
+like "$(cat "$T/claim2.err")" "a claim's answer was lost" '... said'
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
+    and status = 'sent'")" 300 'every row is sent: 0 unknown, 0 lost'
+is "$(jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort | uniq -d |
+    wc -l | tr -d ' ')" 0 'nobody was messaged twice'
+is "$(jq -s length "$FAKE_LOG")" 300 'one POST a message'
+fake_stop
 
 pgdrop_stop
 done_testing
