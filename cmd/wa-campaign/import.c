@@ -7,9 +7,11 @@
  * already has or the file repeats (the first row in the file wins). Memory
  * stays flat however big the file is; the campaign number's suppressions (its
  * own and those of scope '*') are read first and kept, sorted, so that a
- * suppressed row is rejected with its line and reason as it is read. A zone
- * (records/numplan.h) that this Postgres does not know is dropped before (the
- * campaign's --tz then stands for it), so that no claim ever fails on it.
+ * suppressed row is rejected with its line and reason as it is read. Each row
+ * keeps its number's country (the region of its plan, records/numplan.h: what
+ * its price follows, see estimate.c). A zone that this Postgres does not know
+ * is dropped before (the campaign's --tz then stands for it), so that no claim
+ * ever fails on it.
  *
  * Writes the counts on stderr, bad and suppressed lines to --reject. Returns 0,
  * or 65 when lines were rejected (not counting the suppressed numbers it
@@ -38,8 +40,8 @@
  */
 static const char *insert_sql =
     "WITH ins AS (INSERT INTO campaign_recipients (campaign_id, phone,"
-    "  template_params, tz, expires_at)"
-    "  SELECT $1::bigint, phone, params::jsonb, tz, exp"
+    "  template_params, tz, expires_at, country)"
+    "  SELECT $1::bigint, phone, params::jsonb, tz, exp, country"
     "  FROM wa_import ORDER BY line"
     "  ON CONFLICT (campaign_id, phone) DO NOTHING RETURNING tz)"
     " SELECT (SELECT count(*) FROM ins),"
@@ -152,7 +154,8 @@ copy(PGconn *conn, struct wa_rows *rows)
 	int r;
 
 	PQclear(wa_pg_must(conn, "CREATE TEMP TABLE wa_import (line bigint,"
-	    " phone text, params text, tz text, exp timestamptz)"
+	    " phone text, params text, tz text, exp timestamptz,"
+	    " country text)"
 	    " ON COMMIT DROP", 0, NULL));
 	res = PQexec(conn, "COPY wa_import FROM STDIN");
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
@@ -168,8 +171,9 @@ copy(PGconn *conn, struct wa_rows *rows)
 			continue;
 		wa_buf_printf(&b, "%lu\t%s\t", rows->lineno, rows->phone);
 		copytext(&b, rows->params.s, rows->params.len);
-		wa_buf_printf(&b, "\t%s\t%s\n", rows->tz ? rows->tz : "\\N",
-		    *rows->expires ? rows->expires : "\\N");
+		wa_buf_printf(&b, "\t%s\t%s\t%s\n", rows->tz ? rows->tz :
+		    "\\N", *rows->expires ? rows->expires : "\\N",
+		    *rows->country ? rows->country : "\\N");
 		if (++good % 512 == 0)
 			put(conn, &b);
 	}
