@@ -791,11 +791,18 @@ CREATE TABLE IF NOT EXISTS campaign_runs (
 --
 -- The country of each recipient: the region its number belongs to
 -- (libphonenumber's, found by wa-campaign import; "001" for a number of
--- no country), so that the market follows the calling code and, within
--- +1, +7 and a few more, the network prefix (+1 809 is the Dominican
--- Republic). Set once, at import; NULL for a row imported before, which
--- wa-campaign estimate fills in.
-ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS country text;
+-- no country, ZZ for one no plan has), so that the market follows the
+-- calling code and, within +1, +7 and a few more, the network prefix
+-- (+1 809 is the Dominican Republic). Written once, at import (a row
+-- imported before gets it from wa-campaign estimate), in a table of its
+-- own: on campaign_recipients, three bytes more a row cost the status
+-- path a fifth more WAL, measured (bench/RESULTS.md), as fewer of a
+-- row's versions fit on its page.
+CREATE TABLE IF NOT EXISTS recipient_countries (
+	recipient_id	bigint PRIMARY KEY REFERENCES campaign_recipients (id)
+			    ON DELETE CASCADE,
+	country		text NOT NULL
+);
 
 -- The pricing of the message, as its status webhooks report it: a code
 -- of pricing_kinds below (two bytes, no index: the status path writes

@@ -8,9 +8,10 @@
  * (sql/schema.sql's pricing_market: the country's own market, or the
  * group it was in while the card has no row for it, or Other).
  *
- * A row imported before wapipe kept its number's country gets it here
- * first (libphonenumber's region, records/numplan.h; ZZ for a number no
- * plan has), a batch at a time; nothing else is written.
+ * A row imported before wapipe kept its number's country
+ * (recipient_countries) gets it here first (libphonenumber's region,
+ * records/numplan.h; ZZ for a number no plan has), a batch at a time;
+ * nothing else is written.
  *
  * Meta charges a template message when it is delivered, so this is what
  * the campaign costs at most; volume tiers (utility and authentication
@@ -18,8 +19,9 @@
  * international rate (for businesses Meta finds eligible) are not
  * counted.
  *
- * Reads campaigns, campaign_recipients, pricing_markets, pricing_kinds,
- * rate_card and rates; writes campaign_recipients.country (Postgres).
+ * Reads campaigns, campaign_recipients, recipient_countries,
+ * pricing_markets, pricing_kinds, rate_card and rates; writes
+ * recipient_countries (Postgres).
  * Writes the estimate on stdout, as text or (--json) one JSON object.
  * Returns 0; exits 64 when there is no such campaign, when its category
  * is not known or not one a card prices, 69 when Postgres fails.
@@ -48,13 +50,15 @@ static const char *category_sql =
 
 /* Rows without a country, a batch at a time in id order. */
 static const char *nocountry_sql =
-    "SELECT id, phone FROM campaign_recipients WHERE campaign_id = $1"
-    " AND country IS NULL AND id > $2 ORDER BY id LIMIT 10000";
+    "SELECT r.id, r.phone FROM campaign_recipients r"
+    " WHERE r.campaign_id = $1 AND r.id > $2 AND NOT EXISTS (SELECT 1"
+    "  FROM recipient_countries rc WHERE rc.recipient_id = r.id)"
+    " ORDER BY r.id LIMIT 10000";
 
 static const char *setcountry_sql =
-    "UPDATE campaign_recipients r SET country = x.country"
-    " FROM unnest($1::bigint[], $2::text[]) AS x(id, country)"
-    " WHERE r.id = x.id AND r.country IS NULL";
+    "INSERT INTO recipient_countries (recipient_id, country)"
+    " SELECT * FROM unnest($1::bigint[], $2::text[])"
+    " ON CONFLICT DO NOTHING";
 
 /*
  * Per market, the rows still to send, the price of one message of
@@ -62,8 +66,9 @@ static const char *setcountry_sql =
  * those priced (total: NULL without a card) and how many are not.
  */
 static const char *estimate_sql =
-    "WITH g AS (SELECT country, count(*) AS n FROM campaign_recipients"
-    "   WHERE campaign_id = $1 AND phase < 2 GROUP BY country),"
+    "WITH g AS (SELECT rc.country, count(*) AS n FROM campaign_recipients r"
+    "   LEFT JOIN recipient_countries rc ON rc.recipient_id = r.id"
+    "   WHERE r.campaign_id = $1 AND r.phase < 2 GROUP BY 1),"
     " m AS (SELECT pricing_market(country) AS market, sum(n)::bigint AS n"
     "   FROM g GROUP BY 1),"
     " c AS (SELECT m.market, m.n, r.price, m.n * r.price AS cost,"
@@ -87,8 +92,8 @@ static const char *estimate_sql =
     "   FROM c))";
 
 /*
- * Gives the rows of campaign id that have no country theirs, from their
- * numbers; returns how many.
+ * Gives each row of campaign id without a country its number's; returns
+ * how many.
  */
 static unsigned long
 countries(PGconn *conn, const char *id)

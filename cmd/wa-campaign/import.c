@@ -7,11 +7,11 @@
  * already has or the file repeats (the first row in the file wins). Memory
  * stays flat however big the file is; the campaign number's suppressions (its
  * own and those of scope '*') are read first and kept, sorted, so that a
- * suppressed row is rejected with its line and reason as it is read. Each row
- * keeps its number's country (the region of its plan, records/numplan.h: what
- * its price follows, see estimate.c). A zone that this Postgres does not know
- * is dropped before (the campaign's --tz then stands for it), so that no claim
- * ever fails on it.
+ * suppressed row is rejected with its line and reason as it is read. Each row's
+ * number's country (the region of its plan, records/numplan.h: what its price
+ * follows, see estimate.c) goes into recipient_countries in the same
+ * statement. A zone that this Postgres does not know is dropped before (the
+ * campaign's --tz then stands for it), so that no claim ever fails on it.
  *
  * Writes the counts on stderr, bad and suppressed lines to --reject. Returns 0,
  * or 65 when lines were rejected (not counting the suppressed numbers it
@@ -40,10 +40,14 @@
  */
 static const char *insert_sql =
     "WITH ins AS (INSERT INTO campaign_recipients (campaign_id, phone,"
-    "  template_params, tz, expires_at, country)"
-    "  SELECT $1::bigint, phone, params::jsonb, tz, exp, country"
+    "  template_params, tz, expires_at)"
+    "  SELECT $1::bigint, phone, params::jsonb, tz, exp"
     "  FROM wa_import ORDER BY line"
-    "  ON CONFLICT (campaign_id, phone) DO NOTHING RETURNING tz)"
+    "  ON CONFLICT (campaign_id, phone) DO NOTHING RETURNING id, phone, tz),"
+    " cty AS (INSERT INTO recipient_countries (recipient_id, country)"
+    "  SELECT DISTINCT ON (i.id) i.id, w.country FROM ins i"
+    "  JOIN wa_import w ON w.phone = i.phone WHERE w.country IS NOT NULL"
+    "  ORDER BY i.id)"
     " SELECT (SELECT count(*) FROM ins),"
     "  (SELECT count(*) FROM ins WHERE tz IS NULL),"
     "  c.window_from IS NOT NULL, coalesce(c.tz, 'UTC')"

@@ -64,16 +64,15 @@
     "  'finished_at', " ISO("c.finished_at")
 
 /*
- * One pass over the rows: a group per status (set 15 in the GROUPING()
- * bits), per attempt (23), per error (25), per status, country and
- * pricing (14), and all of them (31). The pricing groups of the rows
- * delivered or read are priced (p) in the market of their country and at
- * the rate of their pricing's category (ps).
+ * One pass over the rows: a group per status (set 7 in the GROUPING()
+ * bits), per attempt (11), per error (12), and all of them (15). Then
+ * the rows delivered or read that have a pricing, by pricing and by
+ * country (p0), priced (p) in the market of their country and at the
+ * rate of their pricing's category (ps).
  */
 static const char *report_sql =
-    "WITH g AS (SELECT GROUPING(status, attempt, error_code, error_title,"
-    "   pricing) AS set, status, attempt, error_code, error_title,"
-    "   country, pricing, count(*) AS n,"
+    "WITH g AS (SELECT GROUPING(status, attempt, error_code, error_title)"
+    "   AS set, status, attempt, error_code, error_title, count(*) AS n,"
     "   count(*) FILTER (WHERE status = 'pending'"
     "    AND next_attempt_at > now()) AS later,"
     "   min(next_attempt_at) FILTER (WHERE status = 'pending'"
@@ -88,11 +87,16 @@ static const char *report_sql =
     "   OR wamid IS NOT NULL AS acc FROM campaign_recipients"
     "   WHERE campaign_id = $1) r"
     "  GROUP BY GROUPING SETS ((status), (attempt),"
-    "   (error_code, error_title), (status, country, pricing), ())),"
-    " p AS (SELECT pricing_market(g.country) AS market, k.category, k.type,"
-    "   k.billed, k.rate, g.n FROM g JOIN pricing_kinds k"
-    "   ON k.code = g.pricing WHERE g.set = 14"
-    "   AND g.status IN ('delivered', 'read')),"
+    "   (error_code, error_title), ())),"
+    " p0 AS (SELECT rc.country, r.pricing, count(*) AS n"
+    "   FROM campaign_recipients r"
+    "   LEFT JOIN recipient_countries rc ON rc.recipient_id = r.id"
+    "   WHERE r.campaign_id = $1 AND r.phase = 2"
+    "   AND r.status IN ('delivered', 'read') AND r.pricing IS NOT NULL"
+    "   GROUP BY 1, 2),"
+    " p AS (SELECT pricing_market(p0.country) AS market, k.category,"
+    "   k.type, k.billed, k.rate, p0.n FROM p0 JOIN pricing_kinds k"
+    "   ON k.code = p0.pricing),"
     " ps AS (SELECT p.*, r.price FROM p LEFT JOIN rates r"
     "   ON r.market = p.market AND r.category = p.rate WHERE p.billed)"
     " SELECT json_build_object(" CAMPAIGN ","
@@ -113,17 +117,17 @@ static const char *report_sql =
     "   ORDER BY k.o) FROM unnest('{pending,sending,unknown,sent,"
     "   delivered,read,failed,suppressed,expired}'::text[])"
     "   WITH ORDINALITY k(k, o)"
-    "   LEFT JOIN g ON g.set = 15 AND g.status = k.k),"
+    "   LEFT JOIN g ON g.set = 7 AND g.status = k.k),"
     "  'pending_later', t.later,"
     "  'next_retry_at', " ISO("t.next_retry") ","
     "  'next_retry_in', ceil(extract(epoch FROM t.next_retry - now())),"
     "  'attempts', (SELECT coalesce(json_object_agg(attempt, n"
-    "   ORDER BY attempt), '{}') FROM g WHERE set = 23),"
+    "   ORDER BY attempt), '{}') FROM g WHERE set = 11),"
     "  'errors', (SELECT coalesce(json_agg(json_build_object('code',"
     "   error_code, 'title', error_title, 'count', n,"
     "   'last_at', " ISO("last") ") ORDER BY n DESC, last DESC,"
     "   error_code), '[]')"
-    "   FROM (SELECT * FROM g WHERE set = 25 AND error_code IS NOT NULL"
+    "   FROM (SELECT * FROM g WHERE set = 12 AND error_code IS NOT NULL"
     "   ORDER BY n DESC, last DESC NULLS LAST, error_code LIMIT 5) y),"
     "  'error_history', (SELECT coalesce(json_agg(json_build_object("
     "   'code', code, 'class', class, 'title', title, 'count', n,"
@@ -165,7 +169,7 @@ static const char *report_sql =
     "    '{}') FROM (SELECT coalesce(category, 'other') AS k,"
     "    coalesce(sum(n * price), 0) AS v FROM ps GROUP BY 1) y))"
     "   FROM ps) END)"
-    " FROM campaigns c JOIN g t ON t.set = 31 WHERE c.id = $1";
+    " FROM campaigns c JOIN g t ON t.set = 15 WHERE c.id = $1";
 
 /* Every campaign with its counts, as one JSON object each. */
 static const char *list_sql =
