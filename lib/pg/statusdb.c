@@ -58,10 +58,13 @@
  * wa-record, has no other way to get it. A failed row's class is the one
  * wa-send would give its error (api/class.h's table, in C: the
  * statements are given it). A status that carries a pricing code gives
- * it to its row, in the same update (two bytes more, no index); one that
- * moves no row (it came after a higher one) gives it to a row that has
- * none yet, in an update of its own (pr), which the rows the first one
- * took are kept out of.
+ * it to its row, in the same update (two bytes more, no index). A
+ * delivered or read that moves no row (it came after a higher one) gives
+ * it to a row that has none yet, in an update of its own (pr), which the
+ * rows the first one took are kept out of; a sent that moves no row (the
+ * usual case: wa-record wrote sent first) gives nothing, or every message
+ * would be written once more: Meta puts the pricing on one of delivered
+ * and read as well, and a message is charged when delivered.
  */
 #define UPDATE_M \
     " m AS (SELECT DISTINCT ON (id) id, wamid, status, at, code, title," \
@@ -87,6 +90,7 @@
     "  WHERE status = 'failed')," \
     " pr AS (UPDATE campaign_recipients r SET pricing = m.pricing FROM m" \
     "  WHERE r.id = m.id AND m.pricing IS NOT NULL AND r.pricing IS NULL" \
+    "   AND m.status IN ('delivered', 'read')" \
     "   AND NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = m.id))"
 
 static const char *apply_sql =
