@@ -99,15 +99,22 @@ trim(struct rec *r)
 	}
 }
 
-/* Adds byte c to the cell being read, unless it is full. */
+/*
+ * Adds byte c to the cell being read, unless it is full; open: the line
+ * its quote opened on, or 0 when it is not quoted (a quote left open
+ * runs on until this stops it: said as such).
+ */
 static int
-put(struct reader *rd, struct rec *r, char c)
+put(struct reader *rd, struct rec *r, char c, unsigned long open)
 {
-	if (r->b.len - r->off[r->n - 1] >= MAXCELL)
-		return fail(rd, rd->line, "a cell of more than %d bytes",
-		    MAXCELL);
-	wa_buf_add(&r->b, &c, 1);
-	return 0;
+	if (r->b.len - r->off[r->n - 1] < MAXCELL) {
+		wa_buf_add(&r->b, &c, 1);
+		return 0;
+	}
+	if (open)
+		return fail(rd, open, "a quoted cell is not closed within %d "
+		    "bytes", MAXCELL);
+	return fail(rd, rd->line, "a cell of more than %d bytes", MAXCELL);
 }
 
 /* The next record in r: 1, 0 at the end, -1 when it is not CSV. */
@@ -141,7 +148,7 @@ record(struct reader *rd, struct rec *r)
 					i++;
 				else if (s[i] == '\n')
 					rd->line++;
-				if (put(rd, r, s[i]) < 0)
+				if (put(rd, r, s[i], open) < 0)
 					return -1;
 			}
 			for (i++; i < n && strchr(" \t\r", s[i]) != NULL &&
@@ -152,7 +159,7 @@ record(struct reader *rd, struct rec *r)
 				    "quote that closes a cell");
 		} else
 			for (; i < n && s[i] != ',' && s[i] != '\n'; i++)
-				if (put(rd, r, s[i]) < 0)
+				if (put(rd, r, s[i], 0) < 0)
 					return -1;
 		wa_buf_add(&r->b, "", 1);
 		if (i < n && s[i] == ',') {
