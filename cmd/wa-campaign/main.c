@@ -9,18 +9,18 @@
  * requeue --phones a list of numbers, rates load a rate card. Writes the
  * new id (create), the report (status), the campaigns (list), the
  * recipients (export), the rows requeued (requeue), the rate card (rates
- * show) or the estimate on stdout; messages on stderr. This file is the dispatcher:
- * the options the commands share and the table of commands, one row
- * each; every command's work, SQL and output are in the file its row
- * names (campaign.h lists them). run and watch read their own options.
- * Exits 0 on success, 64 on a usage error or an unknown campaign, 65
- * when a move or a change is not allowed from the campaign's state or
- * an import or requeue rejected lines (not counting the suppressed
- * numbers an import skips) or a rate card was refused, 66 when a file cannot be opened, 69 when
- * Postgres fails (an export cut short included), 74 when reading a file
- * or writing the reject file or stdout fails, 75 when a signal cut an
- * import or a requeue short (nothing done); run and watch as their
- * files say.
+ * show) or the estimate on stdout; messages on stderr. This file is the
+ * dispatcher: the options the commands share and the table of commands,
+ * one row each; every command's work, SQL and output are in the file its
+ * row names (campaign.h lists them). run and watch read their own
+ * options. Exits 0 on success, 64 on a usage error or an unknown
+ * campaign, 65 when a move or a change is not allowed from the
+ * campaign's state, an import or requeue rejected lines (not counting
+ * the suppressed numbers an import skips) or a rate card was refused, 66
+ * when a file cannot be opened, 69 when Postgres fails (an export cut
+ * short included), 74 when reading a file or writing the reject file or
+ * stdout fails, 75 when a signal cut an import or a requeue short
+ * (nothing done); run and watch as their files say.
  */
 #include <getopt.h>
 #include <limits.h>

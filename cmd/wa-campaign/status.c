@@ -33,10 +33,11 @@
  * ("unpriced"). The list, as text or as one JSON object per campaign,
  * counts each campaign's rows.
  *
- * Reads campaigns, campaign_recipients, recipient_errors, the
- * messaging limits and the pricing tables and rate card (Postgres); writes on stdout. Returns 0; exits 64
- * when there is no such campaign, 69 when Postgres fails, 78 on a bad
- * WA_API_BASE or WA_API_VERSION.
+ * Reads campaigns, campaign_recipients, recipient_errors, the messaging
+ * limits, recipient_countries, the pricing tables and the rate card
+ * (Postgres); writes on stdout. Returns 0; exits 64 when there is no such
+ * campaign, 69 when Postgres fails, 78 on a bad WA_API_BASE or
+ * WA_API_VERSION.
  */
 #include <stdio.h>
 #include <stdlib.h>
