@@ -180,9 +180,11 @@ $(BIN)/%: $$(call objs,$$*) $$(OBJ_$$*) $(ARCHIVES)
 #     it is wa-record's half of the same table
 #   records/import, numplan, stamp, zones: a recipients file parsed
 #     (fuzzed by fuzz/import.c), wa-campaign import's
+#   records/ratecard: Meta's rate card parsed (fuzzed by
+#     fuzz/ratecard.c), wa-campaign rates load's
 ONE_PROGRAM = api/answer api/guard api/multi api/send api/share pg/lease \
 	records/status pg/statusdb records/import records/numplan \
-	records/stamp records/zones
+	records/stamp records/zones records/ratecard
 
 # records/ is pure: it compiles with json-c's include path alone, and
 # with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned. The

@@ -11,7 +11,8 @@
 # CHECKPOINT before each stage, so that each starts with the same full
 # page images to write. SETTLED=N first adds N settled (read) rows in
 # another campaign: the growth measurement. CLAIM_N: the claim's batch;
-# CLAIM_OPTS: more options for wa-claim (e.g. --tag 0).
+# CLAIM_OPTS: more options for wa-claim (e.g. --tag 0). PRICING=1: the
+# sent and delivered statuses carry a pricing object, as Meta's do.
 ROWS=${1:-100000}
 SETTLED=${SETTLED:-0}
 # shellcheck source=bench/lib.sh

@@ -7,7 +7,8 @@
  * the line of progress run draws), report.c and html.c (report),
  * export.c, requeue.c, rules.c (limit, suppress), phonelist.c (the
  * files of numbers requeue and suppress read), migrate.c, run.c with
- * round.c, dryrun.c and runlock.c (run.h: what they share).
+ * round.c, dryrun.c and runlock.c (run.h: what they share), rates.c
+ * (rates load, rates show: the rate card), estimate.c.
  */
 #ifndef WA_CAMPAIGN_H
 #define WA_CAMPAIGN_H
@@ -24,7 +25,7 @@
 /* The options the commands share, by getopt's value for each. */
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
-    EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, NOPT };
+    EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, CATEGORY, NOPT };
 #define O(x) (1u << (x))
 
 /*
@@ -65,6 +66,8 @@ int cmd_limit(struct opts *o);
 int cmd_suppress(struct opts *o);
 int cmd_migrate(struct opts *o);
 int cmd_run(struct opts *o);
+int cmd_rates(struct opts *o);		/* rates load, rates show */
+int cmd_estimate(struct opts *o);
 
 /*
  * moves.c: the state of campaign id (valid until the next call), its
