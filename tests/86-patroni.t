@@ -178,7 +178,7 @@ campaign_through() {
 	run=$!
 	ok "$1: a campaign is under way" wait_for 120 accepted 150
 	was=$(leader)
-	"$1" "$was"
+	ok "$1 (node $was, the leader)" "$1" "$was"
 	note "$1 on node $was after $(jq -s length "$FAKE_LOG") requests"
 	wait "$run"
 	is "$?" 0 "$1: the campaign completes by itself (run exits 0)"
@@ -200,9 +200,12 @@ kill_postmaster() {
 	kill -9 "$(head -1 "$T/n$1/data/postmaster.pid")"
 }
 # The leader's Patroni stopped: it stops its Postgres and hands over.
+# (A function, not sh -c, waits: sh -c's command line would match too.)
 stop_patroni() {
-	pkill -TERM -f "patroni $T/n$1.yml"
-	wait_for 60 sh -c "! pgrep -f 'patroni $T/n$1.yml' >/dev/null"
+	pkill -TERM -f "patroni $T/n$1.yml" && wait_for 60 patroni_gone "$1"
+}
+patroni_gone() {
+	! pgrep -f "patroni $T/n$1.yml" >/dev/null
 }
 
 bucket 100
