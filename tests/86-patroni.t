@@ -22,8 +22,19 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$pgbin/postgres" ] || skip_all "no Postgres (make deps)"
 
 # Ports of this run's own: etcd's two, then each node's REST API and
-# Postgres. Tests run side by side: the pid spreads them.
-base=$((20000 + ($$ % 2000) * 8))
+# Postgres, 8 from $base, below the kernel's ephemeral ports (32768 up,
+# which port-0 listeners and outgoing connections take). Tests run side
+# by side: the pid says where to start looking, and a slot with a port
+# in use (ss, where there is one) is passed over.
+slot_used() {
+	command -v ss >/dev/null &&
+	    ss -Htan "sport >= :$1 and sport <= :$(($1 + 7))" | grep -q .
+}
+slot=$(($$ % 1500)) tries=0
+while base=$((20000 + slot * 8)) && slot_used "$base"; do
+	slot=$(((slot + 1) % 1500)) tries=$((tries + 1))
+	[ "$tries" -lt 1500 ] || bail "no 8 free ports from 20000 to 32000"
+done
 EC=$base EP=$((base + 1))
 run_as() {
 	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
