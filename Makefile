@@ -225,10 +225,10 @@ check: deps all check-layers
 	WA_BIN=$(CURDIR)/$(BIN) $(PROVE) tests/
 	$(MAKE) check-asan
 
-# A real highly available Postgres: etcd and two Patroni nodes, a leader
-# killed and one stopped mid-campaign (tests/86-patroni.t, which the plain
-# suite skips: it takes two minutes); then the failover and pgbouncer
-# tests again beside it.
+# A real highly available Postgres: etcd and two Patroni nodes, the
+# leader's postmaster killed, its Patroni stopped, its host dead, each
+# mid-campaign (tests/86-patroni.t, which the plain suite skips: 75-95 s);
+# then the failover and pgbouncer tests again beside it.
 check-ha: all
 	@sh scripts/deps.sh ha || echo "check-ha: no Patroni or etcd: tests/86 skips"
 	WA_HA=1 WA_BIN=$(CURDIR)/$(BIN) $(PROVE) tests/86-patroni.t \

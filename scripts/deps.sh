@@ -23,9 +23,11 @@ postgresql postgresql-client pgbouncer
 perl curl jq mandoc procps pv wrk util-linux openssl
 dpkg-dev binutils lintian systemd man-db nginx shellcheck
 chromium prometheus prometheus-node-exporter"
-# Debian's packages start no service here (a service manager would start
-# etcd on port 2379; the test runs its own on ports of its own).
-[ "${1:-}" = ha ] && pkgs="$pkgs patroni etcd-server"
+# Debian's packages start no service here. Under systemd, etcd-server's
+# would start etcd on port 2379, which the test leaves alone (its own etcd
+# is on ports of its own), and Patroni's units wait for a configuration
+# in /etc/patroni. iproute2: ss, which the test asks for free ports.
+[ "${1:-}" = ha ] && pkgs="$pkgs patroni etcd-server iproute2"
 
 missing=""
 for p in $pkgs; do

@@ -4,13 +4,17 @@
 # synchronous mode. Whole campaigns run through wa-campaign run with
 # webhooks (wa-webhook, wa-status-ingest), every program given both
 # nodes and target_session_attrs=read-write (libpq's PG* variables).
-# Mid-campaign the leader's postmaster is killed (kill -9); in a second
-# campaign the leader's Patroni is stopped (it steps down cleanly, the
-# other node takes over). Each campaign completes by itself: every row
-# sent once, none left sending or unknown, nobody messaged twice, and
-# every status the webhooks brought applied. Run by make check-ha
-# (WA_HA=1), which installs Patroni and etcd; skipped by the plain suite
-# and where they cannot be installed.
+# Mid-campaign the leader's postmaster is killed (kill -9: Patroni starts
+# it again in place); in a second campaign the leader's Patroni is
+# stopped (it steps down cleanly, the other node takes over); in a third
+# the leader's host dies (Patroni and Postgres killed at once) while the
+# standby is behind, and the standby takes over when the leader's key
+# expires. Each campaign completes by itself: every row sent once, none
+# left sending or unknown, nobody messaged twice, and every status the
+# webhooks brought applied. Run by make check-ha (WA_HA=1), which
+# installs Patroni and etcd; skipped by the plain suite and where they
+# cannot be installed. WA_HA_ASYNC=1 runs it with an asynchronous standby:
+# the third case then fails, and its notes say what was lost (wapipe(7)).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 . "$(dirname "$0")/run.sh"
@@ -22,8 +26,19 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$pgbin/postgres" ] || skip_all "no Postgres (make deps)"
 
 # Ports of this run's own: etcd's two, then each node's REST API and
-# Postgres. Tests run side by side: the pid spreads them.
-base=$((20000 + ($$ % 2000) * 8))
+# Postgres, 8 from $base, below the kernel's ephemeral ports (32768 up,
+# which port-0 listeners and outgoing connections take). Tests run side
+# by side: the pid says where to start looking, and a slot with a port
+# in use (ss, where there is one) is passed over.
+slot_used() {
+	command -v ss >/dev/null &&
+	    ss -Htan "sport >= :$1 and sport <= :$(($1 + 7))" | grep -q .
+}
+slot=$(($$ % 1500)) tries=0
+while base=$((20000 + slot * 8)) && slot_used "$base"; do
+	slot=$(((slot + 1) % 1500)) tries=$((tries + 1))
+	[ "$tries" -lt 1500 ] || bail "no 8 free ports from 20000 to 32000"
+done
 EC=$base EP=$((base + 1))
 run_as() {
 	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -61,6 +76,10 @@ wait_for 60 etcd_up || bail "etcd did not start: $(tail -3 "$T/etcd.log")"
 # Synchronous mode: a commit returns once the other node has it, so a
 # failover loses no acknowledged commit (see wapipe(7)). loop_wait 1 s
 # and ttl 10 s: a leader that stops answering is replaced within ~10 s.
+# WA_HA_ASYNC=1 runs it all with an asynchronous standby instead, to see
+# what that loses (wapipe(7); not in make check-ha: its checks fail).
+sync=true
+[ "${WA_HA_ASYNC:-}" = 1 ] && sync=false
 node() {
 	api=$((base + 2 + $1)) port=$((base + 4 + $1))
 	cat >"$T/n$1.yml" <<-EOF
@@ -77,7 +96,7 @@ node() {
 	    loop_wait: 1
 	    retry_timeout: 4
 	    maximum_lag_on_failover: 1048576
-	    synchronous_mode: true
+	    synchronous_mode: $sync
 	    postgresql:
 	      use_pg_rewind: true
 	      parameters:
@@ -108,7 +127,14 @@ node() {
 	    full_page_writes: "off"
 	EOF
 	[ "$(id -u)" = 0 ] && chown postgres "$T/n$1.yml"
-	bg run_as patroni "$T/n$1.yml" >>"$T/n$1.log" 2>&1
+	patroni_start "$1"
+}
+# Without the programs' PG* variables: Postgres would take PGPORT's two
+# ports for its own.
+patroni_start() {
+	bg run_as env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
+	    -u PGTARGETSESSIONATTRS -u PGCONNECT_TIMEOUT \
+	    patroni "$T/n$1.yml" >>"$T/n$1.log" 2>&1
 }
 node 1
 node 2
@@ -137,13 +163,15 @@ leader() {
 has_leader() {
 	leader >/dev/null
 }
-# in_sync: the leader streams to the other node synchronously.
+# in_sync: the leader streams to the other node (synchronously, but for
+# WA_HA_ASYNC=1).
 in_sync() {
-	test "$(sql "select count(*) from pg_stat_replication
-	    where sync_state = 'sync'" 2>/dev/null)" = 1
+	test "$(sql "select count(*) from pg_stat_replication where
+	    sync_state = '$([ "$sync" = true ] && echo sync || echo async)'
+	    and state = 'streaming'" 2>/dev/null)" = 1
 }
 ok "Patroni bootstraps a leader" wait_for 120 has_leader
-ok "... and the other node follows it synchronously" wait_for 120 in_sync
+ok "... and the other node follows it" wait_for 120 in_sync
 psql -X -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null ||
     bail "schema did not load"
 
@@ -170,7 +198,8 @@ accepted() {
 }
 
 # campaign_through FAULT: a campaign of 800 run at 100/s, FAULT done to
-# the leader once 150 are sent; the run must complete by itself.
+# the leader once 150 are sent; the run must complete by itself. The
+# notes say which node leads after, and how long the stages waited.
 campaign_through() {
 	c=$(campaign 0)
 	recipients "$c" $((c * 10000 + 1)) $((c * 10000 + 800))
@@ -178,15 +207,20 @@ campaign_through() {
 	run=$!
 	ok "$1: a campaign is under way" wait_for 120 accepted 150
 	was=$(leader)
-	"$1" "$was"
+	ok "$1 (node $was, the leader)" "$1" "$was"
 	note "$1 on node $was after $(jq -s length "$FAKE_LOG") requests"
 	wait "$run"
 	is "$?" 0 "$1: the campaign completes by itself (run exits 0)"
 	ok "$1: a leader is back" wait_for 60 has_leader
+	note "$1: node $(leader) leads"
 	is "$(count sending)$(count unknown)$(count pending)" 000 \
 	    "$1: no row is left sending, unknown or pending"
-	ok "$1: every status the webhooks brought is applied" \
-	    wait_for 120 settled
+	wait_for 120 settled
+	ok "$1: every status the webhooks brought is applied" settled
+	settled || note "$1: rows $(sql "select string_agg(status || ' ' || n, ', ')
+	    from (select status, count(*) n from campaign_recipients
+	    where campaign_id = $c group by 1 order by 1) s"), statuses" \
+	    "kept unmatched $(sql "select count(*) from unmatched_statuses")"
 	is "$(twice)" 0 "$1: nobody was messaged twice"
 	note "$1: $(grep -ho 'postgres is back after [0-9.]* s' \
 	    "$T/run$c.err" | sort -t' ' -k5 -n | tail -1)"
@@ -200,17 +234,54 @@ kill_postmaster() {
 	kill -9 "$(head -1 "$T/n$1/data/postmaster.pid")"
 }
 # The leader's Patroni stopped: it stops its Postgres and hands over.
+# (A function, not sh -c, waits: sh -c's command line would match too.)
 stop_patroni() {
-	pkill -TERM -f "patroni $T/n$1.yml"
-	wait_for 60 sh -c "! pgrep -f 'patroni $T/n$1.yml' >/dev/null"
+	pkill -TERM -f "patroni $T/n$1.yml" && wait_for 60 patroni_gone "$1"
+}
+patroni_gone() {
+	! pgrep -f "patroni $T/n$1.yml" >/dev/null
+}
+# The leader's host dies while the other node is behind: the walsender
+# that feeds it is stopped until the leader has commits it lacks (in
+# synchronous mode, a commit then waits for it and nothing more is
+# acknowledged), then Patroni and Postgres are killed at once, as a
+# machine that loses power. The other node takes over once the leader's
+# key expires (ttl).
+host_dies() {
+	ws=$(sql "select pid from pg_stat_replication")
+	[ -n "$ws" ] && kill -STOP "$ws" && wait_for 60 behind "$1" || return 1
+	note "host_dies: $(sql "select count(*) from pg_stat_activity
+	    where wait_event = 'SyncRep'") commits wait for the standby,"\
+	    "$(ahead "$1") rows sent are not on it"
+	pm=$(head -1 "$T/n$1/data/postmaster.pid")
+	pkill -KILL -f "patroni $T/n$1.yml"
+	kill -KILL "$pm" $(pgrep -P "$pm") 2>/dev/null	# some end first
+	return 0
+}
+# ahead N: how many rows with a wamid node N has that the other lacks.
+ahead() {
+	echo $(($(on "$1" "$wamids") - $(on $((3 - $1)) "$wamids")))
+}
+wamids="select count(*) from campaign_recipients where wamid is not null"
+on() {
+	psql -X -q -At -d "host=127.0.0.1 port=$((base + 4 + $1))
+	    target_session_attrs=any" -c "$2"
+}
+behind() {
+	test "$(sql "select count(*) from pg_stat_activity
+	    where wait_event = 'SyncRep'")" -ge 1 || test "$(ahead "$1")" -ge 50
 }
 
 bucket 100
 campaign_through kill_postmaster
 ok "both nodes are back in sync" wait_for 120 in_sync
 campaign_through stop_patroni
-is "$(leader)" "$([ "$was" = 1 ] && echo 2 || echo 1)" \
-    "the other node leads"
+stopped=$was
+is "$(leader)" "$((3 - stopped))" "the other node leads"
+patroni_start "$stopped"
+ok "the stopped node follows again" wait_for 120 in_sync
+campaign_through host_dies
+is "$(leader)" "$stopped" "the node that was stopped leads"
 like "$(cat "$T"/run*.err)" "postgres is back" "the stages said they waited"
 fake_stop
 done_testing
