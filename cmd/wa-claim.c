@@ -44,7 +44,7 @@
 /*
  * The rules of the road are the schema's (sql/schema.sql, wapipe_claim).
  * Each claim marks its rows with a token of its own, the next of a block
- * of TOKENS: --tag, else one taken from the schema's wapipe_claim_tags.
+ * (records/claim.h): --tag, else one taken from wapipe_claim_tags.
  * When a claim had to be run again, the first run may have committed
  * with its answer lost (a failover): the rows under its token, never
  * sent, are then all emitted (found_sql).
@@ -54,8 +54,6 @@ static const char *found_sql =
     "SELECT id, attempt, phone, template_params FROM campaign_recipients"
     " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
     "  AND claim_token = $2";
-#define TOKENS 65536	/* a block: the sequence's increment */
-static const char *tag_sql = "SELECT nextval('wapipe_claim_tags')";
 
 /*
  * Why nothing was claimed: the campaign's state and what is left (a
@@ -142,7 +140,7 @@ load(void)
 	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
 	PQclear(res);
 	if (!opt.tagged) {
-		res = wa_pg_need(db, NULL, tag_sql, 0, NULL);
+		res = wa_pg_need(db, NULL, WA_CLAIM_TAG_SQL, 0, NULL);
 		opt.tag = atoll(PQgetvalue(res, 0, 0));
 		PQclear(res);
 	}
@@ -221,7 +219,7 @@ claim(long long n, long long seq)
 	PGresult *res, *found;
 
 	snprintf(limit, sizeof limit, "%lld", n);
-	snprintf(token, sizeof token, "%lld", opt.tag + seq % TOKENS);
+	snprintf(token, sizeof token, "%lld", opt.tag + seq % WA_CLAIM_TOKENS);
 	if ((res = wa_pg_run(db, "wa_claim", claim_sql, 3, p)) == NULL ||
 	    !wa_pg_retried(db))
 		return res;
@@ -506,10 +504,10 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			opt.tag = wa_num(optarg, INT32_MIN,
-			    INT32_MAX - TOKENS + 1, "tag");
-			if (opt.tag % TOKENS != 0)
+			    INT32_MAX - WA_CLAIM_TOKENS + 1, "tag");
+			if (opt.tag % WA_CLAIM_TOKENS != 0)
 				wa_die(EX_USAGE, "tag: %s is not a multiple "
-				    "of %d", optarg, TOKENS);
+				    "of %d", optarg, WA_CLAIM_TOKENS);
 			opt.tagged = 1;
 			break;
 		default:

@@ -28,6 +28,10 @@ enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, CATEGORY, NOPT };
 #define O(x) (1u << (x))
 
+/* SQL: a timestamptz x as RFC 3339 in UTC, to the second. */
+#define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
+    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
 /*
  * A command's view of its command line: the options given (val, and
  * given's bits), the operands after the command's name (args, NULL

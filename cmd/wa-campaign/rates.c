@@ -43,8 +43,7 @@ static const char *card_sql =
 /* The card and its prices, as one JSON object. */
 static const char *show_sql =
     "SELECT json_build_object('currency', c.currency, 'title', c.title,"
-    "  'file', c.file, 'loaded_at', to_char(c.loaded_at AT TIME ZONE 'UTC',"
-    "  'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+    "  'file', c.file, 'loaded_at', " ISO("c.loaded_at") ","
     "  'markets', (SELECT json_agg(json_build_object('market', m.market,"
     "   'marketing', m.p[1], 'utility', m.p[2], 'authentication', m.p[3],"
     "   'authentication-international', m.p[4], 'service', m.p[5])"

@@ -23,6 +23,7 @@
 
 #include "core/err.h"
 #include "core/sig.h"
+#include "records/claim.h"
 #include "run.h"
 
 static const char *const names[NSTAGE] = { "wa-claim", "wa-throttle",
@@ -45,7 +46,7 @@ static const char *sweep_sql =
     "UPDATE campaign_recipients SET status = 'pending',"
     "  attempt = attempt - 1"
     " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
-    "  AND claim_token >= $2::int AND claim_token <= $2::int + 65535";
+    "  AND claim_token BETWEEN $2 AND $3";
 
 void
 args_add(struct args *a, const char *s)
@@ -313,12 +314,13 @@ share(void)
 static void
 sweep(void)
 {
-	char t[24];
-	const char *p[] = { run.id, t };
+	char first[24], last[24];
+	const char *p[] = { run.id, first, last };
 	PGresult *res;
 
-	snprintf(t, sizeof t, "%lld", tag);
-	if ((res = wa_pg_run(run.db, NULL, sweep_sql, 2, p)) == NULL)
+	snprintf(first, sizeof first, "%lld", tag);
+	snprintf(last, sizeof last, "%lld", tag + WA_CLAIM_TOKENS - 1);
+	if ((res = wa_pg_run(run.db, NULL, sweep_sql, 3, p)) == NULL)
 		return;
 	if (atoll(PQcmdTuples(res)) > 0) {
 		live_clear();
@@ -342,8 +344,7 @@ round_run(void)
 	PGresult *res;
 
 	share();
-	res = wa_pg_need(run.db, NULL,
-	    "SELECT nextval('wapipe_claim_tags')", 0, NULL);
+	res = wa_pg_need(run.db, NULL, WA_CLAIM_TAG_SQL, 0, NULL);
 	tag = atoll(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	for (i = 0; i < 3; i++)

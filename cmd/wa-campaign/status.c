@@ -50,8 +50,6 @@
 #include "api/version.h"
 #include "campaign.h"
 
-#define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
-    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /* A campaign's own fields, as status and list show them. */
 #define CAMPAIGN \
