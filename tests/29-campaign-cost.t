@@ -146,7 +146,11 @@ is "$(wa-campaign estimate --category marketing --json "$c" |
 wa-campaign rates load "$T/brl.csv" 2>/dev/null
 
 # Pricing from the status webhooks. Rows 1-3 (Brazil) and 4 (+1 809) and
-# 5 (+1 201) were sent; 6 is still sending.
+# 5 (+1 201) were sent; 6 is still sending. The pricing objects follow
+# Meta's status webhook reference (.../webhooks/reference/messages/status:
+# on sent and on one of delivered and read) and its pricing page's
+# in-window utility example (free_customer_service), as summarised in
+# ../shared/research/cloud-api-2026.md §1.5.
 sql "update campaign_recipients set status = 'sent', attempt = 1,
     wamid = 'wamid.' || id where campaign_id = $c and id <= 5;
     update campaign_recipients set status = 'sending', attempt = 1
