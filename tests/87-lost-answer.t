@@ -138,6 +138,8 @@ note "wa-record said: $(tr '\n' '|' <"$T/lost.err")"
 is "$(pgdrop_drops)" 2 'the answer was dropped (one drop more)'
 like "$(cat "$T/lost.err")" 'postgres unavailable' \
     'wa-record saw the connection lost'
+is "$(grep -c 'not applied' "$T/lost.err")" 0 \
+    'and does not call the lines the lost commit applied stale'
 # What the replay did: anything it moved (a status, an attempt, a time, a
 # counter, an error or an event added) differs from the lost commit's.
 # This caught the replay ending the outage its own batch began

@@ -400,10 +400,13 @@ run(struct wa_results *r, size_t lo, size_t hi, int wait)
 /*
  * Counts what the statement for order[lo..hi) did; frees res. A line not
  * applied is stale (its row moved on) or names no row at all; the first
- * ids no row has are kept, to be named.
+ * ids no row has are kept, to be named. When the statement ran again
+ * after Postgres went away under it (again, or lib/pg's own retry), the
+ * first may have committed: the lines the second run found moved on are
+ * counted as its, not as stale.
  */
 static void
-count(struct wa_results *r, PGresult *res, size_t lo, size_t hi)
+count(struct wa_results *r, PGresult *res, size_t lo, size_t hi, int again)
 {
 	size_t applied = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 	size_t norow = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
@@ -415,7 +418,7 @@ count(struct wa_results *r, PGresult *res, size_t lo, size_t hi)
 		    "%s%s", have ? " " : "", ids);
 	PQclear(res);
 	r->norow += norow;
-	if (applied + norow < hi - lo)
+	if (applied + norow < hi - lo && !again && !wa_pg_retried(r->db))
 		r->stale += hi - lo - applied - norow;
 	for (; lo < hi; lo++)
 		r->done[r->v[r->order[lo]].outcome]++;
@@ -452,7 +455,7 @@ apply(struct wa_results *r, size_t lo, size_t hi)
 	PGresult *res;
 
 	if ((res = run(r, lo, hi, 1)) != NULL) {
-		count(r, res, lo, hi);
+		count(r, res, lo, hi, 0);
 		return 0;
 	}
 	if (wa_pg_state(r->db) == WA_PG_REFUSED && wa_pg_data_error(r->db))
@@ -466,6 +469,7 @@ wa_results_apply(struct wa_results *r,
 {
 	PGresult *res;
 	size_t i;
+	int again = 0;
 
 	if (r->n == 0)
 		return 0;
@@ -483,9 +487,10 @@ wa_results_apply(struct wa_results *r,
 		if (waiting != NULL)
 			waiting(r, arg);
 		res = run(r, 0, r->n, 1);
+		again = 1;
 	}
 	if (res != NULL) {
-		count(r, res, 0, r->n);
+		count(r, res, 0, r->n, again);
 		return 0;
 	}
 	if (wa_pg_state(r->db) == WA_PG_REFUSED && wa_pg_data_error(r->db))
