@@ -181,9 +181,11 @@ $(BIN)/%: $$(call objs,$$*) $$(OBJ_$$*) $(ARCHIVES)
 #     it is wa-record's half of the same table
 #   records/import, numplan, stamp, zones: a recipients file parsed
 #     (fuzzed by fuzz/import.c), wa-campaign import's
+#   records/ratecard: Meta's rate card parsed (fuzzed by
+#     fuzz/ratecard.c), wa-campaign rates load's
 ONE_PROGRAM = api/answer api/guard api/multi api/send api/share pg/lease \
 	records/status pg/statusdb records/import records/numplan \
-	records/stamp records/zones
+	records/stamp records/zones records/ratecard
 
 # records/ is pure: it compiles with json-c's include path alone, and
 # with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned. The
@@ -223,6 +225,15 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 \
 check: deps all check-layers
 	WA_BIN=$(CURDIR)/$(BIN) $(PROVE) tests/
 	$(MAKE) check-asan
+
+# A real highly available Postgres: etcd and two Patroni nodes, the
+# leader's postmaster killed, its Patroni stopped, its host dead, each
+# mid-campaign (tests/86-patroni.t, which the plain suite skips: 75-95 s);
+# then the failover and pgbouncer tests again beside it.
+check-ha: all
+	@sh scripts/deps.sh ha || echo "check-ha: no Patroni or etcd: tests/86 skips"
+	WA_HA=1 WA_BIN=$(CURDIR)/$(BIN) $(PROVE) tests/86-patroni.t \
+	    tests/82-failover.t tests/85-pgbouncer.t
 
 check-asan: deps
 	@for cc in $(ASAN_CC); do \
@@ -352,7 +363,7 @@ dist:
 clean:
 	rm -rf build build-asan build-asan-* build-deb build-fuzz bin
 
-.PHONY: all deps check check-asan check-san check-layers demo install uninstall \
+.PHONY: all deps check check-ha check-asan check-san check-layers demo install uninstall \
 	clean deb dist fuzz fuzz-build fuzz-bins FORCE
 .SECONDARY:
 

@@ -10,7 +10,9 @@
 # throwaway cluster with the default durability (PG_DURABLE=1), a
 # CHECKPOINT before each stage, so that each starts with the same full
 # page images to write. SETTLED=N first adds N settled (read) rows in
-# another campaign: the growth measurement.
+# another campaign: the growth measurement. CLAIM_N: the claim's batch;
+# CLAIM_OPTS: more options for wa-claim (e.g. --tag 0). PRICING=1: the
+# sent and delivered statuses carry a pricing object, as Meta's do.
 ROWS=${1:-100000}
 SETTLED=${SETTLED:-0}
 # shellcheck source=bench/lib.sh
@@ -62,7 +64,10 @@ echo "cost: loaded in $((l - t0)) s, vacuumed in $((e - l)) s; table" \
     "$(sql "select pg_size_pretty(pg_indexes_size('campaign_recipients'))")"
 echo "cost: $ROWS messages, $SETTLED settled rows beside; $(nproc) cores," \
     "load $(cut -d' ' -f1 /proc/loadavg)"
-stage claim wa-claim -c "$c" --once -n "${CLAIM_N:-500}" >"$T/requests"
+# shellcheck disable=SC2086
+# (CLAIM_OPTS: words, split on purpose.)
+stage claim wa-claim -c "$c" --once -n "${CLAIM_N:-500}" ${CLAIM_OPTS:-} \
+    >"$T/requests"
 sent_results "$T/requests" >"$T/results"
 stage record wa-record -n 500 <"$T/results" >/dev/null
 # sent, delivered, and read for 60%: bodies of 100 statuses each.

@@ -23,11 +23,11 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,18 +43,17 @@
 
 /*
  * The rules of the road are the schema's (sql/schema.sql, wapipe_claim).
- * Each claim marks its rows with a token of its own: the tag (--tag, else
- * random) and the claim's number. When a claim had to be run again, the
- * first run may have committed with its answer lost (a failover): the
- * rows under its token, never sent, are then all emitted (found_sql).
+ * Each claim marks its rows with a token of its own, the next of a block
+ * (records/claim.h): --tag, else one taken from wapipe_claim_tags.
+ * When a claim had to be run again, the first run may have committed
+ * with its answer lost (a failover): the rows under its token, never
+ * sent, are then all emitted (found_sql).
  */
 static const char *claim_sql = "SELECT * FROM wapipe_claim($1, $2, $3)";
 static const char *found_sql =
     "SELECT id, attempt, phone, template_params FROM campaign_recipients"
     " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
     "  AND claim_token = $2";
-#define TOKEN_BITS 24	/* a claim's number in its token, below the tag */
-#define TAG_MAX ((1LL << (62 - TOKEN_BITS)) - 1)
 
 /*
  * Why nothing was claimed: the campaign's state and what is left (a
@@ -96,8 +95,9 @@ static struct {
 	long long	 pipe_size;
 	long long	 pg_timeout;
 	const char	*conninfo;
-	long long	 tag;		/* -1: a random one */
-} opt = { NULL, 100, 0, 0, 1000, 32768, WA_PG_TIMEOUT, NULL, -1 };
+	long long	 tag;		/* the first token of its block */
+	int		 tagged;	/* --tag given */
+} opt = { NULL, 100, 0, 0, 1000, 32768, WA_PG_TIMEOUT, NULL, 0, 0 };
 
 #define EX_CANCELLED EX_NOPERM	/* 77: sending is no longer allowed */
 
@@ -121,8 +121,9 @@ usage(FILE *f, int status)
 }
 
 /*
- * Loads the campaign's fixed fields into the shared part of a request;
- * returns 0 or an exit status.
+ * Loads the campaign's fixed fields into the shared part of a request,
+ * and takes a block of claim tokens unless --tag gave one; returns 0 or
+ * an exit status.
  */
 static int
 load(void)
@@ -138,6 +139,11 @@ load(void)
 	wa_claim_head(&head, opt.campaign, PQgetvalue(res, 0, 0),
 	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
 	PQclear(res);
+	if (!opt.tagged) {
+		res = wa_pg_need(db, NULL, WA_CLAIM_TAG_SQL, 0, NULL);
+		opt.tag = atoll(PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
 	return 0;
 }
 
@@ -213,8 +219,7 @@ claim(long long n, long long seq)
 	PGresult *res, *found;
 
 	snprintf(limit, sizeof limit, "%lld", n);
-	snprintf(token, sizeof token, "%lld", opt.tag << TOKEN_BITS |
-	    (seq & ((1 << TOKEN_BITS) - 1)));
+	snprintf(token, sizeof token, "%lld", opt.tag + seq % WA_CLAIM_TOKENS);
 	if ((res = wa_pg_run(db, "wa_claim", claim_sql, 3, p)) == NULL ||
 	    !wa_pg_retried(db))
 		return res;
@@ -498,7 +503,12 @@ main(int argc, char **argv)
 			    "pg-timeout");
 			break;
 		case 't':
-			opt.tag = wa_num(optarg, 0, TAG_MAX, "tag");
+			opt.tag = wa_num(optarg, INT32_MIN,
+			    INT32_MAX - WA_CLAIM_TOKENS + 1, "tag");
+			if (opt.tag % WA_CLAIM_TOKENS != 0)
+				wa_die(EX_USAGE, "tag: %s is not a multiple "
+				    "of %d", optarg, WA_CLAIM_TOKENS);
+			opt.tagged = 1;
 			break;
 		default:
 			if (!wa_common_opt(c, optarg, usage))
@@ -506,11 +516,6 @@ main(int argc, char **argv)
 		}
 	if (opt.campaign == NULL || optind != argc)
 		usage(stderr, EX_USAGE);
-	if (opt.tag < 0) {
-		if (getrandom(&opt.tag, sizeof opt.tag, 0) != sizeof opt.tag)
-			wa_die(EX_OSERR, "getrandom:");
-		opt.tag &= TAG_MAX;
-	}
 
 	wa_signals();
 	wa_metrics_label("campaign", opt.campaign);

@@ -10,7 +10,8 @@
  * statement, sorted and rank-monotone (lib/records/status.c,
  * lib/pg/statusdb.c);
  * statuses whose row is not there yet wait in unmatched_statuses and are
- * applied when it appears. An inbound text whose whole body, trimmed and
+ * applied when it appears. The pricing a status carries (category, type,
+ * billable) is kept with its row. An inbound text whose whole body, trimmed and
  * in lower case, is a keyword of optout_keywords adds its sender to the
  * suppressions of the number written to, in the same statement (an
  * opt-out: wa-claim sends them nothing more). While Postgres is away (a

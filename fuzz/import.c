@@ -9,7 +9,8 @@
  * with an exponent or a fraction as a decimal without one (1e19 as
  * 10000000000000000000): that is done here too. The second bit of the
  * first byte checks the numbers against the plans (as the import does):
- * a row taken then has a zone COPY can carry, or none. Its expiry, when
+ * a row taken then has a zone COPY can carry, or none, and a country
+ * (two capitals, or 001), none without the plans. Its expiry, when
  * it has one, is an RFC 3339 timestamp that reads back as itself.
  */
 #include "fuzz.h"
@@ -18,7 +19,7 @@
 #include "records/request.h"
 #include "records/stamp.h"
 
-/* The zone and expiry of a row taken. */
+/* The zone, country and expiry of a row taken. */
 static void
 rules(const struct wa_rows *r)
 {
@@ -26,7 +27,11 @@ rules(const struct wa_rows *r)
 	size_t n;
 
 	if (!r->plan)
-		PROP(r->tz == NULL);
+		PROP(r->tz == NULL && r->country[0] == '\0');
+	else
+		PROP(strcmp(r->country, "001") == 0 ||
+		    (strlen(r->country) == 2 && strspn(r->country,
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == 2));
 	if (r->tz != NULL)
 		PROP(*r->tz != '\0' && strcspn(r->tz, "\t\n\\ ") ==
 		    strlen(r->tz));

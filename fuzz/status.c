@@ -4,8 +4,10 @@
  * wa_status_reduce). Every status kept is what the statement's arrays
  * take: a rank of 1 to 4, a timestamp from 0 to 9999-12-31, a wamid of 1
  * to 256 bytes and a title of at most 512, both UTF-8 without NUL, an
- * error code in 32 bits; after the reduction one status per message, in
- * the statement's order. Every inbound text kept is what the opt-out
+ * error code in 32 bits, a pricing code that pricing_kinds has (0 to
+ * 127: category * 16 + type * 4 + billable) or none; after the reduction
+ * one status per message, in the statement's order, priced when any of
+ * its statuses was. Every inbound text kept is what the opt-out
  * arrays take: a number of 1 to 64 digits, a sender "+" and 1 to 15
  * digits, a text of 1 to WA_INBOUND_MAX bytes with no white space around
  * it, and its word: the text folded, at most twice as long, with no
@@ -89,7 +91,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct wa_status_batch b;
 	struct json_object *o;
 	const struct wa_status *s;
-	char *in = fuzz_copy(data, size), w[256];
+	struct wa_status *copy;
+	char *in = fuzz_copy(data, size), w[256], *priced;
 	size_t i, j, before;
 
 	/* One line, as the line reader hands it out: no '\n' inside. */
@@ -117,12 +120,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			PROP(text_ok(&b, s->title, s->title_len));
 		if (s->has_code)
 			PROP(s->code >= INT32_MIN && s->code <= INT32_MAX);
+		PROP(s->pricing == -1 || (s->pricing >= 0 &&
+		    s->pricing / 16 <= 7 && s->pricing % 4 <= 2));
 	}
+	/* Which messages had a priced status, before the reduction. */
+	priced = calloc(b.n + 1, 1);
+	for (i = 0; i < b.n; i++)
+		priced[i] = b.v[i].pricing >= 0;
+	copy = malloc((b.n + 1) * sizeof *copy);
+	if (b.n > 0)
+		memcpy(copy, b.v, b.n * sizeof *copy);
 	wa_status_reduce(&b);
 	PROP(b.n <= before && (before == 0 || b.n >= 1));
 	for (i = 0; i < b.n; i++)
 		for (j = i + 1; j < b.n; j++)
 			PROP(!same(&b, &b.v[i], &b.v[j]));
+	for (i = 0; i < b.n; i++)
+		for (j = 0; j < before; j++)
+			if (priced[j] && same(&b, &b.v[i], &copy[j]))
+				PROP(b.v[i].pricing >= 0);
+	free(priced);
+	free(copy);
 	/* Sorted by recipient id, those without one last. */
 	for (i = 1; i < b.n; i++)
 		if (b.v[i].rid != 0)

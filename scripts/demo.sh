@@ -7,10 +7,11 @@
 # some failures, signed status webhooks), wa-webhook and wa-status-ingest
 # for the statuses; a campaign of DEMO_RECIPIENTS (3000) made-up numbers
 # checked against the API first (wa-campaign check: the template, the
-# number, every row's parameters), then sent by wa-campaign run
-# (wa-claim | wa-throttle | wa-send | wa-record, wa-reconcile for the
-# stragglers, reruns for retries); the report; everything removed at the
-# end.
+# number, every row's parameters), priced (a made-up rate card in Meta's
+# layout, wa-campaign estimate), then sent by wa-campaign run (wa-claim |
+# wa-throttle | wa-send | wa-record, wa-reconcile for the stragglers,
+# reruns for retries); the spend the status webhooks' pricing adds up
+# to; the report; everything removed at the end.
 #
 # A real campaign, when a recipients file is named: set WA_TOKEN or
 # WA_TOKEN_FILE, Postgres (DATABASE_URL
@@ -18,6 +19,8 @@
 # WA_TEMPLATE_LANG, default en_US), WA_WABA_ID (the account of the
 # template), and name the recipients' CSV:
 #   scripts/demo.sh recipients.csv
+# WA_RATE_CARD, a rate card as Meta publishes it, is loaded first, and
+# WA_TEMPLATE_CATEGORY (default marketing) prices the estimate.
 # Status webhooks then reach your own wa-webhook (see README).
 set -u
 BIN=${WA_BIN:-$(cd "$(dirname "$0")/.." && pwd)/bin}
@@ -86,7 +89,7 @@ embedded() {
 	# (the message went out: a webhook settles them), 1% transient.
 	wa-fake-api --listen 127.0.0.1:0 --port-file "$D/api.port" \
 	    --log "$D/api.log" --rate 80 --latency-ms 250 --jitter-ms 150 \
-	    --templates "$WA_TEMPLATE" --script 13=131026 \
+	    --templates "$WA_TEMPLATE" --category marketing --script 13=131026 \
 	    --script 27=once:131000 --script 41=lost --script 0777=131050 \
 	    --error-rate 131000:0.01 --webhook-url "http://127.0.0.1:$hook/" \
 	    --webhook-delay-ms 500 --read-rate 0.6 --fail-rate 0.02 \
@@ -106,12 +109,28 @@ embedded() {
 		for (i = 1; i <= n; i++)
 			printf "+1 201 %03d %04d,Person %d,12 Dec\n",
 			    555 + int(i / 10000), i % 10000, i
+		print "+55 11 98765 4321,Pessoa,12 Dec"
+		print "+1 809 555 0100,Persona,12 Dec"
 		print "12345,Too Short,12 Dec"
 		print "+1 201 555 0001,Duplicate,12 Dec"
 		print "not a number,Nobody,12 Dec"
 	}' >"$D/recipients.csv"
 	CSV=$D/recipients.csv
 	UNKNOWN_AFTER=5
+	# Made-up prices in USD, in the layout of the rate cards Meta links
+	# from developers.facebook.com/documentation/business-messaging/
+	# whatsapp/pricing (title, notes, a header cell across two lines).
+	WA_RATE_CARD=$D/rates.csv
+	cat >"$WA_RATE_CARD" <<-'EOF'
+	Cost per message in USD (made up for the demo),,,,,,
+	Not Meta's prices,,,,,,
+	Market,Currency,Marketing,Utility,Authentication,"Authentication-
+	International",Service
+	Brazil,$US,0.0625,0.0068,0.0068,n/a,0.0068
+	North America,$US,0.0250,0.0034,0.0034,n/a,0.0034
+	Rest of Latin America,$US,0.0740,0.0113,0.0113,n/a,0.0113
+	Other,$US,0.0604,0.0077,0.0077,n/a,0.0077
+	EOF
 }
 
 # campaign: the same steps for a rehearsal and for real.
@@ -124,6 +143,12 @@ campaign() {
 	wa-campaign import "$id" "$CSV"
 	say "campaign $id: asking the API whether it can go (wa-campaign check)"
 	wa-campaign check "$id" || die "the check refused campaign $id"
+	if [ -n "${WA_RATE_CARD:-}" ]; then
+		wa-campaign rates load "$WA_RATE_CARD" || die "bad rate card"
+		say "campaign $id: what it will cost at most"
+		wa-campaign estimate --category \
+		    "${WA_TEMPLATE_CATEGORY:-marketing}" "$id"
+	fi
 	# Checked just now: start and run need not ask again.
 	wa-campaign start --no-check "$id" || die "start failed"
 	say "campaign $id: sending at $RATE/s (wa-campaign run)"

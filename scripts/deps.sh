@@ -1,7 +1,8 @@
 #!/bin/sh
-# deps.sh: installs the Debian packages that wapipe's build, tests, demo
-# and benchmarks need, when some are missing. As root it runs apt-get;
-# otherwise it prints the command and fails.
+# deps.sh [ha]: installs the Debian packages that wapipe's build, tests,
+# demo and benchmarks need, when some are missing; with "ha", those of
+# make check-ha too (Patroni and etcd: tests/86-patroni.t). As root it
+# runs apt-get; otherwise it prints the command and fails.
 set -eu
 
 # The line ending in shellcheck is for the packaging tests (make deb, the
@@ -22,6 +23,11 @@ postgresql postgresql-client pgbouncer
 perl curl jq mandoc procps pv wrk util-linux openssl
 dpkg-dev binutils lintian systemd man-db nginx shellcheck
 chromium prometheus prometheus-node-exporter"
+# Debian's packages start no service here. Under systemd, etcd-server's
+# would start etcd on port 2379, which the test leaves alone (its own etcd
+# is on ports of its own), and Patroni's units wait for a configuration
+# in /etc/patroni. iproute2: ss, which the test asks for free ports.
+[ "${1:-}" = ha ] && pkgs="$pkgs patroni etcd-server iproute2"
 
 missing=""
 for p in $pkgs; do

@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS wapipe_schema (
 );
 DO $$
 BEGIN
-	IF (SELECT max(version) FROM wapipe_schema) > 5 THEN
+	IF (SELECT max(version) FROM wapipe_schema) > 6 THEN
 		RAISE EXCEPTION 'the database''s schema is version %, newer '
 		    'than this one (5): install the wapipe that made it',
 		    (SELECT max(version) FROM wapipe_schema);
@@ -506,11 +506,18 @@ $$;
 -- the statement, so that a claim whose commit was answered by a server
 -- that then went away (a failover) is found again after the reconnect:
 -- wa-claim emits its rows, never sent, instead of leaving them sending
--- (see wa-claim.c). Not indexed: the claim already rewrites the row, so
--- the token costs its 8 bytes and no index entry; only that rare
--- search, and wa-campaign run's sweep of its own round, read it.
+-- (see wa-claim.c). Each wa-claim (or each round of wa-campaign run)
+-- takes a block of 65,536 tokens from the sequence, one per claim, so no
+-- two claimers share one. Four bytes and no index: measured, the claim
+-- writes 4 bytes more WAL a message and the rest of the path none
+-- (bench/RESULTS.md; a bigint cost the status path 55, the row's claimed
+-- version no longer leaving room to update in place). Only that rare
+-- search and run's sweep of its own round read it.
 ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS claim_token
-	bigint;
+	integer;
+CREATE SEQUENCE IF NOT EXISTS wapipe_claim_tags AS integer
+	INCREMENT BY 65536 MINVALUE -2147483648 MAXVALUE 2147418112
+	START WITH -2147483648 CYCLE;
 DO $$
 BEGIN
 	IF to_regprocedure('wapipe_claim(bigint, integer)') IS NOT NULL THEN
@@ -527,7 +534,7 @@ END $$;
 -- row locked: one claim at a time counts, on every host). Returns the rows
 -- claimed, each marked with p_token.
 CREATE OR REPLACE FUNCTION wapipe_claim(p_campaign bigint, p_n integer,
-    p_token bigint DEFAULT NULL)
+    p_token integer DEFAULT NULL)
 RETURNS TABLE (id bigint, attempt integer, phone text,
     template_params jsonb)
 LANGUAGE plpgsql AS $$
@@ -776,7 +783,7 @@ CREATE TABLE IF NOT EXISTS campaign_runs (
 );
 
 -- The WhatsApp Business Account whose templates the campaign sends
--- (version 5): wa-campaign check lists them there before anything is
+-- (version 6): wa-campaign check lists them there before anything is
 -- sent. NULL: the WA_WABA_ID of whoever checks.
 ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS waba_id text
 	CHECK (waba_id ~ '^[0-9]{1,32}$');
@@ -842,6 +849,163 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	FROM parts
 $$;
 
+-- What a campaign costs (version 5). A message is priced by its
+-- template's category and by the market of the number it goes to: one
+-- country, or a group of them ("Rest of Latin America"), or "Other" for
+-- every country no market lists (Meta's pricing page,
+-- developers.facebook.com/documentation/business-messaging/whatsapp/pricing,
+-- and its table of country calling codes).
+--
+-- The country of each recipient: the region its number belongs to
+-- (libphonenumber's, found by wa-campaign import; "001" for a number of
+-- no country, ZZ for one no plan has), so that the market follows the
+-- calling code and, within +1, +7 and a few more, the network prefix
+-- (+1 809 is the Dominican Republic). Written once, at import (a row
+-- imported before gets it from wa-campaign estimate), in a table of its
+-- own: on campaign_recipients, three bytes more a row cost the status
+-- path a fifth more WAL, measured (bench/RESULTS.md), as fewer of a
+-- row's versions fit on its page.
+CREATE TABLE IF NOT EXISTS recipient_countries (
+	recipient_id	bigint PRIMARY KEY REFERENCES campaign_recipients (id)
+			    ON DELETE CASCADE,
+	country		text NOT NULL
+);
+
+-- The pricing of the message, as its status webhooks report it: a code
+-- of pricing_kinds below (two bytes, no index: the status path writes
+-- it in the update it makes anyway), NULL until a status carries one.
+ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS pricing smallint;
+ALTER TABLE unmatched_statuses ADD COLUMN IF NOT EXISTS pricing smallint;
+
+-- The category of the campaign's template (marketing, utility,
+-- authentication, ...), when known: what wa-campaign estimate prices
+-- its messages at unless told another.
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS template_category text;
+
+-- Every pricing a status webhook can carry, by code: wa-status-ingest
+-- (records/status.c) writes the code of the category (1 to 7, 0 for one
+-- it does not know), the type (1 to 3, 0 for none) and billable (2 true,
+-- 1 false, 0 absent) as category * 16 + type * 4 + billable. billed:
+-- whether Meta charges the message when it is delivered (type regular,
+-- or no type and billable true); rate: the rate card's category it is
+-- charged at.
+CREATE TABLE IF NOT EXISTS pricing_kinds (
+	code		smallint PRIMARY KEY,
+	category	text,
+	type		text,
+	billable	boolean,
+	billed		boolean NOT NULL,
+	rate		text
+);
+INSERT INTO pricing_kinds (code, category, type, billable, billed, rate)
+SELECT (c.o - 1) * 16 + (t.o - 1) * 4 + b.o - 1, c.v, t.v, b.v,
+    coalesce(t.v = 'regular', b.v, false),
+    CASE c.v WHEN 'marketing_lite' THEN 'marketing'
+	WHEN 'referral_conversion' THEN NULL ELSE c.v END
+FROM unnest(ARRAY[NULL, 'marketing', 'utility', 'authentication',
+    'authentication-international', 'service', 'marketing_lite',
+    'referral_conversion']) WITH ORDINALITY c(v, o),
+    unnest(ARRAY[NULL, 'regular', 'free_customer_service',
+    'free_entry_point']) WITH ORDINALITY t(v, o),
+    unnest(ARRAY[NULL, false, true]) WITH ORDINALITY b(v, o)
+ON CONFLICT (code) DO UPDATE SET category = EXCLUDED.category,
+    type = EXCLUDED.type, billable = EXCLUDED.billable,
+    billed = EXCLUDED.billed, rate = EXCLUDED.rate;
+
+-- The market of each country (ISO 3166 codes, as libphonenumber names
+-- regions), after Meta's table of calling codes; a country not here is
+-- in "Other". fallback: the market the country was in before it got a
+-- price of its own (1 October 2026: Bangladesh, Iraq, Kazakhstan,
+-- Kuwait, Morocco, Nepal, Oman, Sri Lanka, Ukraine), used while the
+-- rate card loaded has no row for it. Regions that share a calling code
+-- with a market's country are in its market (+44: Jersey, Guernsey and
+-- the Isle of Man with the United Kingdom). The map is wapipe's: the
+-- schema writes it again each time it is applied.
+CREATE TABLE IF NOT EXISTS pricing_markets (
+	country		text PRIMARY KEY,
+	market		text NOT NULL,
+	fallback	text
+);
+INSERT INTO pricing_markets (country, market, fallback)
+SELECT c, m, f FROM (VALUES
+	('AR', 'Argentina', NULL), ('BR', 'Brazil', NULL),
+	('CL', 'Chile', NULL), ('CO', 'Colombia', NULL),
+	('EG', 'Egypt', NULL), ('FR', 'France', NULL),
+	('DE', 'Germany', NULL), ('IN', 'India', NULL),
+	('ID', 'Indonesia', NULL), ('IL', 'Israel', NULL),
+	('IT', 'Italy', NULL), ('VA', 'Italy', NULL),
+	('MY', 'Malaysia', NULL), ('MX', 'Mexico', NULL),
+	('NL', 'Netherlands', NULL), ('NG', 'Nigeria', NULL),
+	('PK', 'Pakistan', NULL), ('PE', 'Peru', NULL),
+	('RU', 'Russia', NULL), ('SA', 'Saudi Arabia', NULL),
+	('ZA', 'South Africa', NULL), ('ES', 'Spain', NULL),
+	('TR', 'Turkey', NULL), ('AE', 'United Arab Emirates', NULL),
+	('GB', 'United Kingdom', NULL), ('JE', 'United Kingdom', NULL),
+	('GG', 'United Kingdom', NULL), ('IM', 'United Kingdom', NULL),
+	('US', 'North America', NULL), ('CA', 'North America', NULL),
+	('BD', 'Bangladesh', 'Rest of Asia Pacific'),
+	('IQ', 'Iraq', 'Rest of Middle East'),
+	('KZ', 'Kazakhstan', 'Other'),
+	('KW', 'Kuwait', 'Rest of Middle East'),
+	('MA', 'Morocco', 'Rest of Africa'),
+	('EH', 'Morocco', 'Rest of Africa'),
+	('NP', 'Nepal', 'Rest of Asia Pacific'),
+	('OM', 'Oman', 'Rest of Middle East'),
+	('LK', 'Sri Lanka', 'Rest of Asia Pacific'),
+	('UA', 'Ukraine', 'Rest of Central & Eastern Europe')) v(c, m, f)
+UNION ALL
+SELECT c, 'Rest of Africa', NULL FROM unnest('{DZ,AO,BJ,BW,BF,BI,CM,TD,
+    CG,ER,ET,GA,GM,GH,GW,CI,KE,LS,LR,LY,MG,MW,ML,MR,MZ,NA,NE,RW,SN,SL,SO,
+    SS,SD,SZ,TZ,TG,TN,UG,ZM}'::text[]) c
+UNION ALL
+SELECT c, 'Rest of Asia Pacific', NULL FROM unnest('{AF,AU,CX,CC,KH,CN,HK,
+    JP,LA,MN,NZ,PG,PH,SG,TW,TJ,TH,TM,UZ,VN}'::text[]) c
+UNION ALL
+SELECT c, 'Rest of Central & Eastern Europe', NULL FROM unnest('{AL,AM,AZ,
+    BY,BG,HR,CZ,GE,GR,HU,LV,LT,MK,MD,PL,RO,RS,SK,SI}'::text[]) c
+UNION ALL
+SELECT c, 'Rest of Latin America', NULL FROM unnest('{BO,CR,DO,EC,SV,GT,HT,
+    HN,JM,NI,PA,PY,PR,UY,VE}'::text[]) c
+UNION ALL
+SELECT c, 'Rest of Middle East', NULL FROM unnest('{BH,JO,LB,QA,
+    YE}'::text[]) c
+UNION ALL
+SELECT c, 'Rest of Western Europe', NULL FROM unnest('{AT,BE,DK,FI,AX,IE,
+    NO,SJ,PT,SE,CH}'::text[]) c
+ON CONFLICT (country) DO UPDATE SET market = EXCLUDED.market,
+    fallback = EXCLUDED.fallback;
+
+-- The rate card loaded (wa-campaign rates load): one at a time, its
+-- currency (ISO 4217; "$US" on Meta's card is USD), its title line and
+-- where it was read from; and its price per market and category
+-- (marketing, utility, authentication, authentication-international,
+-- service), NULL where the card says n/a: not sold there.
+CREATE TABLE IF NOT EXISTS rate_card (
+	one		boolean PRIMARY KEY DEFAULT true CHECK (one),
+	currency	text NOT NULL,
+	title		text,
+	file		text NOT NULL,
+	loaded_at	timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS rates (
+	market		text NOT NULL,
+	category	text NOT NULL,
+	price		numeric CHECK (price >= 0),
+	PRIMARY KEY (market, category)
+);
+
+-- The market a country's messages are priced in with the card loaded:
+-- its own, or its fallback while the card has no row for its own, or
+-- "Other". Called once per country, not per row.
+CREATE OR REPLACE FUNCTION pricing_market(p_country text) RETURNS text
+LANGUAGE sql STABLE AS $$
+	SELECT coalesce((SELECT CASE WHEN p.fallback IS NULL OR EXISTS (
+	    SELECT 1 FROM rates r WHERE r.market = p.market)
+	    OR NOT EXISTS (SELECT 1 FROM rates) THEN p.market
+	    ELSE p.fallback END
+	    FROM pricing_markets p WHERE p.country = p_country), 'Other')
+$$;
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
-INSERT INTO wapipe_schema (version) VALUES (5);
+INSERT INTO wapipe_schema (version) VALUES (6);

@@ -68,6 +68,21 @@ is "$(sql "select outage_ended_at is not null from campaigns
 like "$(wa-campaign status "$c")" "outage +last: the API unreachable from .* to " \
     "status shows the last outage"
 
+# A batch applied again (its answer lost: tests/87) is no news of the
+# API: its sent line, on a row already sent, does not end the outage the
+# batch itself began. (Before: outage_ended_at set by the second run.)
+c=$(campaign 2)
+first=$(sql "select min(id) from campaign_recipients where campaign_id = $c")
+claim
+{
+	result "$first" 1 retry '"class":"outage","error":{"title":"connect: Connection refused"}'
+	result $((first + 1)) 1 sent '"wamid":"wamid.O2"'
+} >"$T/twice"
+wa-record <"$T/twice" >/dev/null 2>&1
+wa-record <"$T/twice" >/dev/null 2>&1
+is "$(sql "select outage_ended_at is null and outage_results = 1 from campaigns
+    where id = $c")" t "a batch applied twice: the outage it began goes on, counted once"
+
 # Errors belong to their attempt: a row sent at its second try has no
 # current error; the first try's error stays in the history.
 c=$(campaign 1)

@@ -59,6 +59,8 @@ t_cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	[ -s "$T/bouncer/pid" ] && bouncer_stop
+	# A test's own services, stopped its own way (tests/86: Patroni).
+	[ -n "${t_atexit:-}" ] && eval "$t_atexit"
 	[ -n "${PGDATA:-}" ] && pg_stop
 	pgtmp_stop_standby
 	rm -rf "$T"
@@ -302,4 +304,62 @@ recipients() {
 	    template_params) select $1, '+1555' || lpad(g::text, 7, '0'),
 	    jsonb_build_array('p' || g) from generate_series($2, $3) g" \
 	    >/dev/null
+}
+
+# pgdrop_start REGEX [NTH [COUNT]]: tests/pgdrop.pl in front of the
+# cluster, on a socket in $T/pgdrop, armed: the answers of COUNT (1)
+# statements, from the NTH (1) that matches REGEX, are lost after their
+# commit, and their connection with them (a statement, a match: see
+# pgdrop.pl; a prepared statement matches by its name, "wa_record_apply",
+# an unprepared one, WA_PG_POOLING=transaction, by its SQL text). PGDROP
+# is then its conninfo: host and port, the rest from PG* (append
+# "dbname=..." for another database). Every other statement goes
+# through untouched.
+#   pgdrop_arm REGEX [NTH [COUNT]]  a new trigger, its matches counted anew
+#   pgdrop_arm                      no more drops
+#   pgdrop_drops                    prints how many drops are done
+#   pgdrop_hold; pgdrop_held N      drops from now on wait, committed and
+#   pgdrop_release                  unanswered, until released
+#   pgdrop_stop
+pgdrop_start() {
+	mkdir -p "$T/pgdrop"
+	: >"$T/pgdrop/log"
+	pgdrop_arm "$@"
+	for t_sock in "$PGHOST"/.s.PGSQL.*; do
+		case $t_sock in *.lock) ;; *) break ;; esac
+	done
+	bg perl "$TOP/tests/pgdrop.pl" "$T/pgdrop" "$t_sock"
+	t_pgdrop=$!
+	wait_for 30 test -S "$T/pgdrop/${t_sock##*/}" || return 1
+	PGDROP="host=$T/pgdrop port=${t_sock##*.}"
+	export PGDROP
+}
+
+pgdrop_arm() {
+	if [ $# = 0 ]; then
+		rm -f "$T/pgdrop/arm"
+		return
+	fi
+	echo "${2:-1} ${3:-1} $1" >"$T/pgdrop/arm.new"
+	mv "$T/pgdrop/arm.new" "$T/pgdrop/arm"
+}
+
+pgdrop_drops() {
+	grep -c '^drop ' "$T/pgdrop/log"
+}
+
+pgdrop_hold() {
+	: >"$T/pgdrop/hold"
+}
+
+pgdrop_held() {
+	wait_for 60 grep -q "^held $1 " "$T/pgdrop/log"
+}
+
+pgdrop_release() {
+	rm -f "$T/pgdrop/hold"
+}
+
+pgdrop_stop() {
+	t_mine "$t_pgdrop" && kill "$t_pgdrop" && wait "$t_pgdrop"
 }

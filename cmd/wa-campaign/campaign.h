@@ -8,7 +8,8 @@
  * export.c, requeue.c, rules.c (limit, suppress), phonelist.c (the
  * files of numbers requeue and suppress read), migrate.c, check.c
  * (check, and the check start and run make first), run.c with round.c,
- * dryrun.c and runlock.c (run.h: what they share).
+ * dryrun.c and runlock.c (run.h: what they share), rates.c (rates load,
+ * rates show: the rate card), estimate.c.
  */
 #ifndef WA_CAMPAIGN_H
 #define WA_CAMPAIGN_H
@@ -25,8 +26,13 @@
 /* The options the commands share, by getopt's value for each. */
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
-    EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, WABA, NOCHECK, NOPT };
+    EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, CATEGORY, WABA, NOCHECK,
+    NOPT };
 #define O(x) (1u << (x))
+
+/* SQL: a timestamptz x as RFC 3339 in UTC, to the second. */
+#define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
+    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /*
  * A command's view of its command line: the options given (val, and
@@ -66,6 +72,8 @@ int cmd_limit(struct opts *o);
 int cmd_suppress(struct opts *o);
 int cmd_migrate(struct opts *o);
 int cmd_run(struct opts *o);
+int cmd_rates(struct opts *o);		/* rates load, rates show */
+int cmd_estimate(struct opts *o);
 int cmd_check(struct opts *o);
 
 /*

@@ -25,8 +25,6 @@
 #include "core/err.h"
 #include "campaign.h"
 
-#define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
-    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 #define HAS_ERROR "(error_code IS NOT NULL OR error_title IS NOT NULL" \
     " OR error_class IS NOT NULL)"
 

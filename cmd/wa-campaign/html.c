@@ -8,8 +8,10 @@
  * and nothing fetched (no font, no image, no link to a network), so it
  * opens offline, mailed or archived. Every chart is an <svg> with an id
  * "chart-..." and a <title>; every count the funnel shows is in an
- * element with an id "n-..." (n-total, n-claimed, n-sent, ...), for
- * whoever checks the page against `wa-campaign status --json`.
+ * element with an id "n-..." (n-total, n-claimed, n-sent, ...), and so
+ * are the messages billed and free (n-billed, n-free) and what they cost
+ * (spend), for whoever checks the page against `wa-campaign status
+ * --json`.
  *
  * Writes to f; the caller checks f for errors.
  */
@@ -195,6 +197,68 @@ funnel(FILE *f, struct json_object *o)
 		    (long long)json_object_get_int64(c));
 	fprintf(f, "; accepted <span id=\"n-accepted\">%lld</span>.</p>\n",
 	    num(o, "accepted"));
+}
+
+/* The sum of the counts in object c. */
+static long long
+sum(struct json_object *c)
+{
+	long long n = 0;
+
+	json_object_object_foreach(c, k, v) {
+		(void)k;
+		n += json_object_get_int64(v);
+	}
+	return n;
+}
+
+/*
+ * What the messages delivered cost: billed and free, by category and by
+ * type, and the spend at the rate card loaded.
+ */
+static void
+cost(FILE *f, struct json_object *o)
+{
+	struct json_object *b = wa_json_get(o, "billable");
+	struct json_object *fr = wa_json_get(o, "free");
+	struct json_object *s = wa_json_get(o, "spend"), *v;
+
+	fprintf(f, "<h2 id=\"cost\">Cost</h2>\n<p>Billed <span id=\"n-billed"
+	    "\">%lld</span> messages, free <span id=\"n-free\">%lld</span>, "
+	    "of those delivered or read whose status webhooks gave their "
+	    "pricing. ", sum(b), sum(fr));
+	if (s == NULL)
+		fputs("No rate card loaded (<code>wa-campaign rates load</code>"
+		    "): no spend.</p>\n", f);
+	else {
+		fputs("Spend <span id=\"spend\">", f);
+		esc(f, str(s, "total"));
+		fputs("</span> ", f);
+		esc(f, str(s, "currency"));
+		fputs(" at the rate card loaded", f);
+		if (num(s, "unpriced") > 0)
+			fprintf(f, " (%lld billed without a price on it)",
+			    num(s, "unpriced"));
+		fputs(".</p>\n", f);
+	}
+	fputs("<table><tr><th>pricing</th><th class=\"n\">messages</th>"
+	    "<th class=\"n\">spend</th></tr>\n", f);
+	json_object_object_foreach(b, k, n) {
+		fputs("<tr><td>", f);
+		esc(f, k);
+		fprintf(f, " (billed)</td><td class=\"n\">%lld</td><td "
+		    "class=\"n\">", (long long)json_object_get_int64(n));
+		v = wa_json_get(wa_json_get(s, "by_category"), k);
+		esc(f, v != NULL ? json_object_get_string(v) : "-");
+		fputs("</td></tr>\n", f);
+	}
+	json_object_object_foreach(fr, t, m) {
+		fputs("<tr><td>", f);
+		esc(f, t);
+		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">0"
+		    "</td></tr>\n", (long long)json_object_get_int64(m));
+	}
+	fputs("</table>\n", f);
 }
 
 /* The series: one polyline per kind, on one scale. */
@@ -469,6 +533,7 @@ html_report(FILE *f, struct json_object *o)
 {
 	head(f, o);
 	funnel(f, o);
+	cost(f, o);
 	series(f, o);
 	fputs("<h2 id=\"latency\">From send to delivered and to read</h2>\n"
 	    "<p class=\"muted\">Seconds from the claim that sent a row to its "

@@ -7,8 +7,10 @@
  * already has or the file repeats (the first row in the file wins). Memory
  * stays flat however big the file is; the campaign number's suppressions (its
  * own and those of scope '*') are read first and kept, sorted, so that a
- * suppressed row is rejected with its line and reason as it is read. A zone
- * (records/numplan.h) that this Postgres does not know is dropped before (the
+ * suppressed row is rejected with its line and reason as it is read. Each row's
+ * number's country (the region of its plan, records/numplan.h: what its price
+ * follows, see estimate.c) goes into recipient_countries in the same
+ * statement. A zone that this Postgres does not know is dropped before (the
  * campaign's --tz then stands for it), so that no claim ever fails on it.
  *
  * Writes the counts on stderr, bad and suppressed lines to --reject. Returns 0,
@@ -41,7 +43,11 @@ static const char *insert_sql =
     "  template_params, tz, expires_at)"
     "  SELECT $1::bigint, phone, params::jsonb, tz, exp"
     "  FROM wa_import ORDER BY line"
-    "  ON CONFLICT (campaign_id, phone) DO NOTHING RETURNING tz)"
+    "  ON CONFLICT (campaign_id, phone) DO NOTHING RETURNING id, phone, tz),"
+    " cty AS (INSERT INTO recipient_countries (recipient_id, country)"
+    "  SELECT DISTINCT ON (i.id) i.id, w.country FROM ins i"
+    "  JOIN wa_import w ON w.phone = i.phone WHERE w.country IS NOT NULL"
+    "  ORDER BY i.id)"
     " SELECT (SELECT count(*) FROM ins),"
     "  (SELECT count(*) FROM ins WHERE tz IS NULL),"
     "  c.window_from IS NOT NULL, coalesce(c.tz, 'UTC')"
@@ -152,7 +158,8 @@ copy(PGconn *conn, struct wa_rows *rows)
 	int r;
 
 	PQclear(wa_pg_must(conn, "CREATE TEMP TABLE wa_import (line bigint,"
-	    " phone text, params text, tz text, exp timestamptz)"
+	    " phone text, params text, tz text, exp timestamptz,"
+	    " country text)"
 	    " ON COMMIT DROP", 0, NULL));
 	res = PQexec(conn, "COPY wa_import FROM STDIN");
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
@@ -168,8 +175,9 @@ copy(PGconn *conn, struct wa_rows *rows)
 			continue;
 		wa_buf_printf(&b, "%lu\t%s\t", rows->lineno, rows->phone);
 		copytext(&b, rows->params.s, rows->params.len);
-		wa_buf_printf(&b, "\t%s\t%s\n", rows->tz ? rows->tz : "\\N",
-		    *rows->expires ? rows->expires : "\\N");
+		wa_buf_printf(&b, "\t%s\t%s\t%s\n", rows->tz ? rows->tz :
+		    "\\N", *rows->expires ? rows->expires : "\\N",
+		    *rows->country ? rows->country : "\\N");
 		if (++good % 512 == 0)
 			put(conn, &b);
 	}

@@ -4,23 +4,25 @@
  * pauses, resumes and cancels them, runs them to their end, reports
  * where they stand and puts failed or unknown rows back in the queue.
  *
- * Reads and writes campaigns and campaign_recipients (Postgres); import
- * reads a CSV or NDJSON file (or stdin), requeue --phones a list of
- * numbers. Writes the new id (create), the report (status), the
- * campaigns (list), the recipients (export) or the rows requeued
- * (requeue) on stdout; messages on stderr. This file is the dispatcher:
- * the options the commands share and the table of commands, one row
- * each; every command's work, SQL and output are in the file its row
- * names (campaign.h lists them). run and watch read their own options.
- * Exits 0 on success, 64 on a usage error or an unknown campaign, 65
- * when a move or a change is not allowed from the campaign's state, a
- * check refuses the campaign (check, start), or an import or requeue
- * rejected lines (not counting the suppressed numbers an import skips),
- * 66 when a file cannot be opened, 69 when Postgres fails (an export cut
- * short included) or the API cannot tell a check, 74 when reading a file
- * or writing the reject file or stdout fails, 75 when a signal cut an
- * import or a requeue short (nothing done), 78 when a check has no
- * token or WABA id; run and watch as their files say.
+ * Reads and writes campaigns and campaign_recipients (Postgres), and the
+ * rate card (rates); import reads a CSV or NDJSON file (or stdin),
+ * requeue --phones a list of numbers, rates load a rate card. Writes the
+ * new id (create), the report (status), the campaigns (list), the
+ * recipients (export), the rows requeued (requeue), the rate card (rates
+ * show), the estimate or the check's verdict on stdout; messages on
+ * stderr. This file is the dispatcher: the options the commands share
+ * and the table of commands, one row each; every command's work, SQL and
+ * output are in the file its row names (campaign.h lists them). run and
+ * watch read their own options. Exits 0 on success, 64 on a usage error
+ * or an unknown campaign, 65 when a move or a change is not allowed from
+ * the campaign's state, a check refuses the campaign (check, start), an
+ * import or requeue rejected lines (not counting the suppressed numbers
+ * an import skips) or a rate card was refused, 66 when a file cannot be
+ * opened, 69 when Postgres fails (an export cut short included) or the
+ * API cannot tell a check, 74 when reading a file or writing the reject
+ * file or stdout fails, 75 when a signal cut an import or a requeue
+ * short (nothing done), 78 when a check has no token or WABA id; run and
+ * watch as their files say.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -63,6 +65,7 @@ static const struct option longs[] = {
 	{ "weight", required_argument, NULL, WEIGHT },
 	{ "priority", required_argument, NULL, PRIORITY },
 	{ "period", required_argument, NULL, PERIOD },
+	{ "category", required_argument, NULL, CATEGORY },
 	{ "waba-id", required_argument, NULL, WABA },
 	{ "no-check", no_argument, NULL, NOCHECK },
 	{ "help", no_argument, NULL, 'h' },
@@ -130,6 +133,11 @@ static const struct cmd {
 	    "           [--country-code cc] [--reject file] file|-" },
 	{ "list", 0, 0, 0, O(JSON), cmd_list, "list [--json]" },
 	{ "migrate", 0, 0, 0, 0, cmd_migrate, "migrate" },
+	{ "rates", 1, 2, 0, O(JSON), cmd_rates,
+	    "rates load file|-\n"
+	    "  rates show [--json]" },
+	{ "estimate", 1, 1, 1, O(CATEGORY) | O(JSON), cmd_estimate,
+	    "estimate [--category category] [--json] id" },
 	{ "run", 1, 1, 1, OWN, cmd_run,
 	    "run [-n | --dry-run] [--no-check] [--until-idle] "
 	    "[-r | --rate rate]\n"

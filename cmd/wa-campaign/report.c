@@ -42,8 +42,6 @@
 #include "records/json.h"
 #include "campaign.h"
 
-#define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
-    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /* The histogram's lower bounds, in seconds (the last bucket is open). */
 #define BOUNDS "'{0,1,2,5,10,30,60,120,300,600,1800,3600,21600,86400}'"

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/err.h"
 #include "core/sig.h"
+#include "records/claim.h"
 #include "run.h"
 
 static const char *const names[NSTAGE] = { "wa-claim", "wa-throttle",
@@ -34,7 +34,7 @@ static size_t rlen;
 static char weight[16] = "1";	/* the campaign's, at this round */
 static char breaker[16];	/* its breaker, or "": wa-send's default */
 static int urgent;
-static long long tag;		/* of this round's claims (wa-claim --tag) */
+static long long tag;		/* its claims' tokens (wa-claim --tag) */
 
 /*
  * The rows this round claimed that are still sending once wa-send has
@@ -46,7 +46,7 @@ static const char *sweep_sql =
     "UPDATE campaign_recipients SET status = 'pending',"
     "  attempt = attempt - 1"
     " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
-    "  AND claim_token >> 24 = $2";
+    "  AND claim_token BETWEEN $2 AND $3";
 
 void
 args_add(struct args *a, const char *s)
@@ -314,12 +314,13 @@ share(void)
 static void
 sweep(void)
 {
-	char t[24];
-	const char *p[] = { run.id, t };
+	char first[24], last[24];
+	const char *p[] = { run.id, first, last };
 	PGresult *res;
 
-	snprintf(t, sizeof t, "%lld", tag);
-	if ((res = wa_pg_run(run.db, NULL, sweep_sql, 2, p)) == NULL)
+	snprintf(first, sizeof first, "%lld", tag);
+	snprintf(last, sizeof last, "%lld", tag + WA_CLAIM_TOKENS - 1);
+	if ((res = wa_pg_run(run.db, NULL, sweep_sql, 3, p)) == NULL)
 		return;
 	if (atoll(PQcmdTuples(res)) > 0) {
 		live_clear();
@@ -340,11 +341,12 @@ round_run(void)
 	int p[3][2], st[4] = { 0 }, null, err = run.tty ? run.relay[1] : -1, i;
 	pid_t pids[4], pg = 0;
 	struct snap s;
+	PGresult *res;
 
 	share();
-	if (getrandom(&tag, sizeof tag, 0) != sizeof tag)
-		wa_die(EX_OSERR, "getrandom:");
-	tag &= (1LL << 38) - 1;
+	res = wa_pg_need(run.db, NULL, WA_CLAIM_TAG_SQL, 0, NULL);
+	tag = atoll(PQgetvalue(res, 0, 0));
+	PQclear(res);
 	for (i = 0; i < 3; i++)
 		if (pipe2(p[i], O_CLOEXEC) < 0)
 			wa_die(EX_OSERR, "pipe:");

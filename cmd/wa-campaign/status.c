@@ -24,14 +24,20 @@
  * campaign's tz stands. "graph_api" is not the campaign's but this
  * environment's: the Graph API version a run started here speaks (of
  * WA_API_BASE, WA_API_VERSION or the default), the last day Meta serves
- * it, and wa-send's warning when that is within 90 days or past. The
- * list, as text or as one JSON object per campaign, counts each
- * campaign's rows.
+ * it, and wa-send's warning when that is within 90 days or past.
+ * "billable" counts the messages delivered (or read) whose pricing, as
+ * their status webhooks gave it, says Meta charges them, by category;
+ * "free" those it says it does not, by pricing type; "spend" (null
+ * without a rate card) is what the billable ones cost at the card loaded
+ * in the market of each one's country, with those it has no price for
+ * ("unpriced"). The list, as text or as one JSON object per campaign,
+ * counts each campaign's rows.
  *
- * Reads campaigns, campaign_recipients, recipient_errors and the
- * messaging limits (Postgres); writes on stdout. Returns 0; exits 64
- * when there is no such campaign, 69 when Postgres fails, 78 on a bad
- * WA_API_BASE or WA_API_VERSION.
+ * Reads campaigns, campaign_recipients, recipient_errors, the messaging
+ * limits, recipient_countries, the pricing tables and the rate card
+ * (Postgres); writes on stdout. Returns 0; exits 64 when there is no such
+ * campaign, 69 when Postgres fails, 78 on a bad WA_API_BASE or
+ * WA_API_VERSION.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +50,6 @@
 #include "api/version.h"
 #include "campaign.h"
 
-#define ISO(x) "to_char(" x " AT TIME ZONE 'UTC', " \
-    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /* A campaign's own fields, as status and list show them. */
 #define CAMPAIGN \
@@ -60,7 +64,10 @@
 
 /*
  * One pass over the rows: a group per status (set 7 in the GROUPING()
- * bits), per attempt (11), per error (12), and all of them (15).
+ * bits), per attempt (11), per error (12), and all of them (15). Then
+ * the rows delivered or read that have a pricing, by pricing and by
+ * country (p0), priced (p) in the market of their country and at the
+ * rate of their pricing's category (ps).
  */
 static const char *report_sql =
     "WITH g AS (SELECT GROUPING(status, attempt, error_code, error_title)"
@@ -79,7 +86,18 @@ static const char *report_sql =
     "   OR wamid IS NOT NULL AS acc FROM campaign_recipients"
     "   WHERE campaign_id = $1) r"
     "  GROUP BY GROUPING SETS ((status), (attempt),"
-    "   (error_code, error_title), ()))"
+    "   (error_code, error_title), ())),"
+    " p0 AS (SELECT rc.country, r.pricing, count(*) AS n"
+    "   FROM campaign_recipients r"
+    "   LEFT JOIN recipient_countries rc ON rc.recipient_id = r.id"
+    "   WHERE r.campaign_id = $1 AND r.phase = 2"
+    "   AND r.status IN ('delivered', 'read') AND r.pricing IS NOT NULL"
+    "   GROUP BY 1, 2),"
+    " p AS (SELECT pricing_market(p0.country) AS market, k.category,"
+    "   k.type, k.billed, k.rate, p0.n FROM p0 JOIN pricing_kinds k"
+    "   ON k.code = p0.pricing),"
+    " ps AS (SELECT p.*, r.price FROM p LEFT JOIN rates r"
+    "   ON r.market = p.market AND r.category = p.rate WHERE p.billed)"
     " SELECT json_build_object(" CAMPAIGN ","
     "  'expires_at', " ISO("c.expires_at") ","
     "  'window', to_char(c.window_from, 'HH24:MI') || '-' ||"
@@ -135,7 +153,21 @@ static const char *report_sql =
     "  'rate', CASE WHEN t.last_claim > t.first_claim THEN"
     "   round(t.accepted / extract(epoch FROM t.last_claim -"
     "   t.first_claim)::numeric, 1) END,"
-    "  'rate_last_minute', round(t.recent / 60.0, 1))"
+    "  'rate_last_minute', round(t.recent / 60.0, 1),"
+    "  'billable', (SELECT coalesce(json_object_agg(k, n ORDER BY k), '{}')"
+    "   FROM (SELECT coalesce(category, 'other') AS k, sum(n) AS n FROM p"
+    "   WHERE billed GROUP BY 1) x),"
+    "  'free', (SELECT coalesce(json_object_agg(k, n ORDER BY k), '{}')"
+    "   FROM (SELECT coalesce(type, 'other') AS k, sum(n) AS n FROM p"
+    "   WHERE NOT billed GROUP BY 1) x),"
+    "  'spend', CASE WHEN EXISTS (SELECT 1 FROM rate_card) THEN"
+    "   (SELECT json_build_object('total', coalesce(sum(n * price), 0),"
+    "   'currency', (SELECT currency FROM rate_card),"
+    "   'unpriced', coalesce(sum(n) FILTER (WHERE price IS NULL), 0),"
+    "   'by_category', (SELECT coalesce(json_object_agg(k, v ORDER BY k),"
+    "    '{}') FROM (SELECT coalesce(category, 'other') AS k,"
+    "    coalesce(sum(n * price), 0) AS v FROM ps GROUP BY 1) y))"
+    "   FROM ps) END)"
     " FROM campaigns c JOIN g t ON t.set = 15 WHERE c.id = $1";
 
 /* Every campaign with its counts, as one JSON object each. */
@@ -236,6 +268,49 @@ span(FILE *f, double secs)
 	if (s >= 60)
 		fprintf(f, "%lldm ", s / 60 % 60);
 	fprintf(f, "%llds", s % 60);
+}
+
+/* "n (k n, k n)": the sum of the counts of object c, then each. */
+static void
+counts(FILE *f, struct json_object *c)
+{
+	long long sum = 0;
+	int first = 1;
+
+	json_object_object_foreach(c, k0, v0) {
+		(void)k0;
+		sum += json_object_get_int64(v0);
+	}
+	fprintf(f, "%lld", sum);
+	json_object_object_foreach(c, k, v) {
+		fprintf(f, "%s%s %s", first ? " (" : ", ", k,
+		    json_object_get_string(v));
+		first = 0;
+	}
+	if (!first)
+		fputc(')', f);
+}
+
+/* The line of what the messages delivered cost. */
+static void
+pricing(FILE *f, struct json_object *o)
+{
+	struct json_object *s = wa_json_get(o, "spend");
+
+	fprintf(f, "pricing   billed ");
+	counts(f, wa_json_get(o, "billable"));
+	fprintf(f, ", free ");
+	counts(f, wa_json_get(o, "free"));
+	if (s == NULL) {
+		fprintf(f, "; spend: no rate card loaded\n");
+		return;
+	}
+	fprintf(f, "; spend %s %s", json_object_get_string(wa_json_get(s,
+	    "total")), str(s, "currency"));
+	if (num(s, "unpriced") > 0)
+		fprintf(f, " (%lld billed without a price on the card)",
+		    num(s, "unpriced"));
+	fputc('\n', f);
 }
 
 static void
@@ -341,6 +416,7 @@ print(FILE *f, struct json_object *o)
 		fprintf(f, "- (%lld accepted)", num(o, "accepted"));
 	fprintf(f, "; %s/s in the last minute\n",
 	    json_object_get_string(wa_json_get(o, "rate_last_minute")));
+	pricing(f, o);
 }
 
 /* wa-campaign list: a line per campaign, or (--json) its object. */

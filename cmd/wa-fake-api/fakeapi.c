@@ -21,6 +21,12 @@
  * new wamid, a log line, and its status webhooks queued. Error answers
  * carry the HTTP status of Meta's legacy table (cloud-api.md §3.2).
  *
+ * Sent and delivered statuses carry the pricing Meta gives a template of
+ * --category (marketing unless told) delivered outside any free window:
+ * that category, type regular, billable (cloud-api-2026.md §1: since 1
+ * October 2026 even a utility template inside a customer service window
+ * is charged, and the fake opens no free entry point window).
+ *
  * The version in the path (v25.0) picks the webhooks' shapes: before
  * v24.0 a sent status carries "conversation", from v24.0 on (or with a
  * path whose version is none) it does not (cloud-api-2026.md §1.5).
@@ -404,6 +410,22 @@ wa_fake_add_errate(struct wa_fake_conf *c, const char *arg)
 	wa_buf_free(&code);
 }
 
+void
+wa_fake_set_category(struct wa_fake_conf *c, const char *s)
+{
+	static const char *const cats[] = { "marketing", "utility",
+	    "authentication", "authentication-international" };
+	size_t i;
+
+	for (i = 0; i < sizeof cats / sizeof *cats; i++)
+		if (strcmp(s, cats[i]) == 0) {
+			c->category = cats[i];
+			return;
+		}
+	wa_die(EX_USAGE, "--category is marketing, utility, authentication "
+	    "or authentication-international, not '%s'", s);
+}
+
 /* Whether id is an object of ours: a number of --numbers, or any id. */
 static int
 known(const struct wa_fake *f, const char *id)
@@ -690,9 +712,10 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 		    (unsigned long long)rnd(f), (unsigned long long)rnd(f),
 		    secs + 86400);
 	if (strcmp(st, "sent") == 0 || strcmp(st, "delivered") == 0)
-		wa_buf_puts(&b, ",\"pricing\":{\"billable\":true,"
+		wa_buf_printf(&b, ",\"pricing\":{\"billable\":true,"
 		    "\"pricing_model\":\"PMP\",\"type\":\"regular\","
-		    "\"category\":\"marketing\"}");
+		    "\"category\":\"%s\"}", f->c.category != NULL ?
+		    f->c.category : "marketing");
 	if (code >= 0) {
 		e = meta_error(code);
 		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld,\"title\":",

@@ -83,6 +83,7 @@ struct wa_fake_conf {
 	double		 reorder_rate;
 	double		 fail_rate;
 	double		 read_rate;
+	const char	*category;	/* of every template: its pricing */
 };
 
 void wa_fake_add_script(struct wa_fake_conf *c, const char *arg);
@@ -99,6 +100,8 @@ void wa_fake_set_templates(struct wa_fake_conf *c, const char *arg);
 void wa_fake_set_numbers(struct wa_fake_conf *c, const char *arg);
 void wa_fake_graph_init(struct wa_fake_conf *c);
 void wa_fake_graph_free(struct wa_fake_conf *c);
+/* Exits 64 unless s is a template category the fake can price. */
+void wa_fake_set_category(struct wa_fake_conf *c, const char *s);
 
 #define WA_FAKE_BODY_MAX (64 * 1024)
 

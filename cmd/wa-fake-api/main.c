@@ -12,10 +12,11 @@
  * number's fields, from --templates and --numbers (lists, JSON files,
  * or the built-in; graph.c), and checks a send against a templates
  * file. Writes one NDJSON line per request to --log (GETs too) and,
- * with --webhook-url, POSTs signed status
- * webhooks (key from WA_APP_SECRET or WA_APP_SECRET_FILE), and inbound
- * message webhooks when asked, by POST /{version}/{id}/inbound or the
- * script reply:TEXT, for rehearsing opt-outs. Prints nothing on stdout.
+ * with --webhook-url, POSTs signed status webhooks (key from
+ * WA_APP_SECRET or WA_APP_SECRET_FILE), priced as Meta prices a
+ * template of --category, and inbound message webhooks when asked, by
+ * POST /{version}/{id}/inbound or the script reply:TEXT, for rehearsing
+ * opt-outs. Prints nothing on stdout.
  * Exits 0 after SIGTERM or SIGINT, 64 on a usage error, 69 when it
  * cannot listen, 73 when it cannot create a log, 78 without a token or
  * an app secret.
@@ -44,6 +45,7 @@ usage(FILE *f, int status)
 	    "[--jitter-ms spread]\n"
 	    "        [--templates name,...|file] [--numbers id,...|file] "
 	    "[--waba-id id]\n"
+	    "        [--category category]\n"
 	    "        [--script suffix=action]... [--error-rate code:f]...\n"
 	    "        [--drop-rate f] [--seed n] [--threads n] "
 	    "[--outage-file file]\n"
@@ -61,12 +63,14 @@ usage(FILE *f, int status)
 int
 main(int argc, char **argv)
 {
-	enum { ANY = 256, BATCH, DELAY, DROP, DUP, ERRATE, FAIL, INFLIGHT,
+	enum { ANY = 256, BATCH, CATEGORY, DELAY, DROP, DUP, ERRATE, FAIL,
+	    INFLIGHT,
 	    JITTER, LATENCY, LINGER, LISTEN, LOG, NUMBERS, OUTAGE, PAIR,
 	    PORTFILE, RATE, READ, REORDER, RETRY, SCRIPT, SEED, TEMPLATES,
 	    THREADS, HOOKLOG, URL, WABA };
 	static const struct option longs[] = {
 		{ "any-token", no_argument, NULL, ANY },
+		{ "category", required_argument, NULL, CATEGORY },
 		{ "drop-rate", required_argument, NULL, DROP },
 		{ "dup-rate", required_argument, NULL, DUP },
 		{ "error-rate", required_argument, NULL, ERRATE },
@@ -120,6 +124,9 @@ main(int argc, char **argv)
 			break;
 		case BATCH:
 			hc.batch = wa_num(optarg, 1, 1000, "--webhook-batch");
+			break;
+		case CATEGORY:
+			wa_fake_set_category(&fc, optarg);
 			break;
 		case DELAY:
 			fc.hook_delay_ms = wa_num(optarg, 0, 86400000,

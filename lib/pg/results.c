@@ -15,8 +15,12 @@
  * code/subcode and title). A retry of class outage (the API unreachable)
  * or unsent (never sent: the sender was stopping) is not an attempt
  * either: the row goes back to pending, never to failed, and an outage
- * is remembered by the campaign. A row's current error is its last
- * attempt's (none once sent); every error is also added to
+ * is remembered by the campaign, until a result that reached the API
+ * moves a row (status_at now(): one the statement took out of sending,
+ * unknown or pending); a sent result for a row already settled, as when
+ * a batch whose answer was lost is run again, is no news of the API,
+ * and must not end the outage that batch began. A row's current error
+ * is its last attempt's (none once sent); every error is also added to
  * recipient_errors by the same statement.
  *
  * When Postgres refuses a batch for its data (bad bytes, a wamid given
@@ -57,7 +61,7 @@ static const char *apply_sql =
     "     AND r.outcome = 'retry'"
     "     THEN now() + r.delay_ms * interval '1 millisecond'"
     "     ELSE c.next_attempt_at END,"
-    "   wamid = coalesce(c.wamid, r.wamid),"
+    "   wamid = coalesce(c.wamid, r.wamid), claim_token = NULL,"
     "   status_at = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
     "     THEN now() ELSE c.status_at END,"
     "   error_code = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
@@ -74,7 +78,7 @@ static const char *apply_sql =
     "     AND (c.wamid IS NULL OR c.wamid = r.wamid"
     "      OR c.status = 'unknown')))"
     "  RETURNING c.id, c.campaign_id, r.attempt, r.outcome, r.code,"
-    "   r.title, r.class, r.free),"
+    "   r.title, r.class, r.free, c.status_at = now() AS moved),"
     " hist AS (INSERT INTO recipient_errors (recipient_id, attempt, code,"
     "   class, title)"
     "  SELECT id, attempt, code, class, title FROM upd"
@@ -88,7 +92,7 @@ static const char *apply_sql =
     "  WHERE r.outcome = 'halt' ORDER BY c.campaign_id, r.id),"
     " o AS (SELECT campaign_id,"
     "   count(*) FILTER (WHERE class = 'outage') AS n,"
-    "   count(*) FILTER (WHERE NOT free) AS reached,"
+    "   count(*) FILTER (WHERE NOT free AND moved) AS reached,"
     "   min(title) FILTER (WHERE class = 'outage') AS reason"
     "  FROM upd GROUP BY campaign_id),"
     " ks AS (SELECT coalesce(h.campaign_id, o.campaign_id) AS id,"
@@ -396,10 +400,13 @@ run(struct wa_results *r, size_t lo, size_t hi, int wait)
 /*
  * Counts what the statement for order[lo..hi) did; frees res. A line not
  * applied is stale (its row moved on) or names no row at all; the first
- * ids no row has are kept, to be named.
+ * ids no row has are kept, to be named. When the statement ran again
+ * after Postgres went away under it (again, or lib/pg's own retry), the
+ * first may have committed: the lines the second run found moved on are
+ * counted as its, not as stale.
  */
 static void
-count(struct wa_results *r, PGresult *res, size_t lo, size_t hi)
+count(struct wa_results *r, PGresult *res, size_t lo, size_t hi, int again)
 {
 	size_t applied = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 	size_t norow = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
@@ -411,7 +418,7 @@ count(struct wa_results *r, PGresult *res, size_t lo, size_t hi)
 		    "%s%s", have ? " " : "", ids);
 	PQclear(res);
 	r->norow += norow;
-	if (applied + norow < hi - lo)
+	if (applied + norow < hi - lo && !again && !wa_pg_retried(r->db))
 		r->stale += hi - lo - applied - norow;
 	for (; lo < hi; lo++)
 		r->done[r->v[r->order[lo]].outcome]++;
@@ -448,7 +455,7 @@ apply(struct wa_results *r, size_t lo, size_t hi)
 	PGresult *res;
 
 	if ((res = run(r, lo, hi, 1)) != NULL) {
-		count(r, res, lo, hi);
+		count(r, res, lo, hi, 0);
 		return 0;
 	}
 	if (wa_pg_state(r->db) == WA_PG_REFUSED && wa_pg_data_error(r->db))
@@ -462,6 +469,7 @@ wa_results_apply(struct wa_results *r,
 {
 	PGresult *res;
 	size_t i;
+	int again = 0;
 
 	if (r->n == 0)
 		return 0;
@@ -479,9 +487,10 @@ wa_results_apply(struct wa_results *r,
 		if (waiting != NULL)
 			waiting(r, arg);
 		res = run(r, 0, r->n, 1);
+		again = 1;
 	}
 	if (res != NULL) {
-		count(r, res, 0, r->n);
+		count(r, res, 0, r->n, again);
 		return 0;
 	}
 	if (wa_pg_state(r->db) == WA_PG_REFUSED && wa_pg_data_error(r->db))

@@ -53,14 +53,23 @@
 
 /*
  * The update both statements end with, from m0(id, wamid, status, at,
- * code, title, class). A row without a wamid takes the status's: a send
- * whose answer was lost, or whose result died with its wa-send or
+ * code, title, class, pricing). A row without a wamid takes the status's:
+ * a send whose answer was lost, or whose result died with its wa-send or
  * wa-record, has no other way to get it. A failed row's class is the one
  * wa-send would give its error (api/class.h's table, in C: the
- * statements are given it).
+ * statements are given it). A status that carries a pricing code gives
+ * it to its row, in the same update (two bytes more, no index). A
+ * delivered or read that moves no row (it came after a higher one) gives
+ * it to a row that has none yet, in an update of its own (pr), which the
+ * rows the first one took are kept out of; a sent that moves no row (the
+ * usual case: wa-record wrote sent first) gives nothing, or every message
+ * would be written once more: Meta puts the pricing on one of delivered
+ * and read as well, and a message is charged when delivered.
  */
 #define UPDATE_M \
-    " m AS (SELECT DISTINCT ON (id) * FROM m0" \
+    " m AS (SELECT DISTINCT ON (id) id, wamid, status, at, code, title," \
+    "   class, coalesce(pricing, max(pricing) OVER (PARTITION BY id))" \
+    "   AS pricing FROM m0" \
     "  ORDER BY id, status_rank(status) DESC, at)," \
     " upd AS (UPDATE campaign_recipients r SET status = m.status," \
     "   wamid = CASE WHEN r.wamid IS NULL AND NOT EXISTS (SELECT 1" \
@@ -69,7 +78,8 @@
     "   status_at = coalesce(m.at, now())," \
     "   error_code = CASE WHEN m.status = 'failed' THEN m.code END," \
     "   error_title = CASE WHEN m.status = 'failed' THEN m.title END," \
-    "   error_class = CASE WHEN m.status = 'failed' THEN m.class END" \
+    "   error_class = CASE WHEN m.status = 'failed' THEN m.class END," \
+    "   pricing = coalesce(m.pricing, r.pricing)" \
     "  FROM m WHERE r.id = m.id" \
     "   AND status_rank(m.status) > status_rank(r.status)" \
     "  RETURNING r.id, r.attempt, m.status, m.code, m.title, m.class," \
@@ -77,21 +87,26 @@
     " hist AS (INSERT INTO recipient_errors (recipient_id, attempt, code," \
     "   class, title, at)" \
     "  SELECT id, attempt, code, class, title, now() FROM upd" \
-    "  WHERE status = 'failed')"
+    "  WHERE status = 'failed')," \
+    " pr AS (UPDATE campaign_recipients r SET pricing = m.pricing FROM m" \
+    "  WHERE r.id = m.id AND m.pricing IS NOT NULL AND r.pricing IS NULL" \
+    "   AND m.status IN ('delivered', 'read')" \
+    "   AND NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = m.id))"
 
 static const char *apply_sql =
     "WITH b AS (SELECT coalesce(b.rid, (SELECT c.id FROM campaign_recipients"
     "   c WHERE c.wamid = b.wamid)) AS id, b.rid, b.wamid, b.status,"
-    "   to_timestamp(b.ts) AS at, b.code, b.title, b.class"
+    "   to_timestamp(b.ts) AS at, b.code, b.title, b.class, b.pricing"
     "  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[],"
-    "   $5::integer[], $6::text[], $14::text[])"
-    "   AS b(rid, wamid, status, ts, code, title, class)),"
-    " m0 AS (SELECT id, wamid, status, at, code, title, class FROM b"
-    "  WHERE id IS NOT NULL),"
+    "   $5::integer[], $6::text[], $14::text[], $15::smallint[])"
+    "   AS b(rid, wamid, status, ts, code, title, class, pricing)),"
+    " m0 AS (SELECT id, wamid, status, at, code, title, class, pricing"
+    "  FROM b WHERE id IS NOT NULL),"
     UPDATE_M ","
     " kept AS (INSERT INTO unmatched_statuses (wamid, status, recipient_id,"
-    "   status_at, error_code, error_title)"
-    "  SELECT b.wamid, b.status, b.rid, b.at, b.code, b.title FROM b"
+    "   status_at, error_code, error_title, pricing)"
+    "  SELECT b.wamid, b.status, b.rid, b.at, b.code, b.title, b.pricing"
+    "  FROM b"
     "  WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = b.id)"
     "   AND NOT EXISTS (SELECT 1 FROM campaign_recipients c"
     "    WHERE c.id = b.id)"
@@ -140,7 +155,7 @@ static const char *retry_sql =
     "    WHERE cls.code IS NOT DISTINCT FROM u.error_code))"
     "  RETURNING c.id, u.wamid, u.status, u.status_at AS at,"
     "   u.error_code AS code,"
-    "   u.error_title AS title),"
+    "   u.error_title AS title, u.pricing),"
     " m0 AS (SELECT d.*, (SELECT cls.class FROM cls"
     "   WHERE d.status = 'failed' AND cls.code IS NOT DISTINCT FROM d.code)"
     "   AS class FROM d),"
@@ -162,9 +177,10 @@ num(struct wa_buf *a, int has, int64_t v)
 }
 
 /*
- * Seven array literals in a[0..6]: recipient ids, wamids, statuses,
- * timestamps, error codes, error titles (NULL where absent), and the
- * classes of failed statuses' errors (NULL for the others).
+ * Eight array literals in a[0..7]: recipient ids, wamids, statuses,
+ * timestamps, error codes, error titles (NULL where absent), the classes
+ * of failed statuses' errors (NULL for the others), and the pricing
+ * codes (NULL where a status has none).
  */
 static void
 arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
@@ -174,7 +190,7 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 	size_t k;
 	int i;
 
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 8; i++)
 		wa_pg_array_start(&a[i]);
 	for (k = lo; k < hi; k++) {
 		s = &b->v[k];
@@ -194,8 +210,9 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 			    s->has_code ? s->code : -1, -1, 0)));
 		else
 			wa_pg_array_null(&a[6]);
+		num(&a[7], s->pricing >= 0, s->pricing);
 	}
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 8; i++)
 		wa_pg_array_end(&a[i]);
 }
 
@@ -329,7 +346,7 @@ static void
 submit(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	ready(k, "wa_status_apply", apply_sql, 0);
-	wa_pg_send(k->db, "wa_status_apply", apply_sql, 14, b->p);
+	wa_pg_send(k->db, "wa_status_apply", apply_sql, 15, b->p);
 	b->t0 = wa_now_ns();
 }
 
@@ -341,12 +358,13 @@ send_batch(struct wa_status_sink *k, struct wa_status_batch *b,
 	int i;
 
 	arrays(b, 0, b->n, b->arr);
-	texts(b, 0, b->nin, b->arr + 7);
+	texts(b, 0, b->nin, b->arr + 8);
 	for (i = 0; i < 6; i++)
 		b->p[i] = b->arr[i].s;
 	for (i = 0; i < 4; i++)
-		b->p[9 + i] = b->arr[7 + i].s;
+		b->p[9 + i] = b->arr[8 + i].s;
 	b->p[13] = b->arr[6].s;
+	b->p[14] = b->arr[7].s;
 	snprintf(b->num[0], sizeof b->num[0], "%lld", seg);
 	snprintf(b->num[1], sizeof b->num[1], "%lld", off);
 	b->spool = spool;
@@ -407,8 +425,8 @@ static void
 apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
     size_t hi)
 {
-	struct wa_buf a[7] = { { 0 } };
-	const char *p[14];
+	struct wa_buf a[8] = { { 0 } };
+	const char *p[15];
 	PGresult *res;
 	int i;
 
@@ -418,13 +436,14 @@ apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
 	p[6] = p[7] = p[8] = NULL;
 	p[9] = p[10] = p[11] = p[12] = "{}";
 	p[13] = a[6].s;
-	if ((res = run(k, apply_sql, 14, p)) == NULL)
+	p[14] = a[7].s;
+	if ((res = run(k, apply_sql, 15, p)) == NULL)
 		split(k, b, lo, hi);
 	else {
 		tally(res, &k->total, k->lag);
 		PQclear(res);
 	}
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 8; i++)
 		wa_buf_free(&a[i]);
 }
 
@@ -436,8 +455,8 @@ static void
 optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	struct wa_buf a[4] = { { 0 } };
-	const char *p[14] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, "{}" };
+	const char *p[15] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
+	    NULL, NULL, NULL, NULL, NULL, "{}", "{}" };
 	PGresult *res;
 	size_t j;
 	int i;
@@ -446,7 +465,7 @@ optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 		texts(b, j, j + 1, a);
 		for (i = 0; i < 4; i++)
 			p[9 + i] = a[i].s;
-		if ((res = run(k, apply_sql, 14, p)) == NULL) {
+		if ((res = run(k, apply_sql, 15, p)) == NULL) {
 			if (k->refused != NULL)
 				k->refused(b->in[j].lineno,
 				    wa_pg_error(k->db));
@@ -488,16 +507,16 @@ wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 			split(k, b, 0, b->n);
 			/* Then the checkpoint, past the batch, and the
 			   batch's opt-outs. */
-			last = run(k, apply_sql, 14, (const char *const[]){
+			last = run(k, apply_sql, 15, (const char *const[]){
 			    "{}", "{}", "{}", "{}", "{}", "{}", b->p[6],
 			    b->p[7], b->p[8], b->p[9], b->p[10], b->p[11],
-			    b->p[12], "{}" });
+			    b->p[12], "{}", "{}" });
 			if (last == NULL && b->nin > 0) {
 				optouts(k, b);
-				last = run(k, apply_sql, 14, (const char
+				last = run(k, apply_sql, 15, (const char
 				    *const[]){ "{}", "{}", "{}", "{}", "{}",
 				    "{}", b->p[6], b->p[7], b->p[8], "{}",
-				    "{}", "{}", "{}", "{}" });
+				    "{}", "{}", "{}", "{}", "{}" });
 			}
 			if (last == NULL)
 				gone(k);

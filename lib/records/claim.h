@@ -14,6 +14,15 @@
 #define WA_CLAIM_HEAD_SQL "SELECT phone_number_id, template_name," \
     " template_lang FROM campaigns WHERE id = $1"
 
+/*
+ * A block of WA_CLAIM_TOKENS claim tokens, its first (sql/schema.sql's
+ * wapipe_claim_tags): wa-claim marks each claim's rows with the next of
+ * its block; wa-campaign run gives each round's wa-claim a block (--tag)
+ * and finds by it the rows the round claimed.
+ */
+#define WA_CLAIM_TAG_SQL "SELECT nextval('wapipe_claim_tags')"
+#define WA_CLAIM_TOKENS 65536	/* the sequence's increment */
+
 /* Fills head with campaign id's number, template and language. */
 void wa_claim_head(struct wa_buf *head, const char *id, const char *number,
     const char *template, const char *lang);

@@ -94,7 +94,7 @@ say(char *why, size_t size, const char *fmt, ...)
 
 /*
  * Normalises a phone number into r->phone, checks it against the plans
- * and finds its zone (r->plan): 0, or -1 with why.
+ * and finds its country and zone (r->plan): 0, or -1 with why.
  */
 static int
 phone(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
@@ -104,6 +104,7 @@ phone(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 	char w[160];
 
 	r->tz = NULL;
+	r->country[0] = '\0';
 	if (bad != NULL)
 		return say(why, size, "phone '%.*s': %s%s", n > 40 ? 40 :
 		    (int)n, s, bad, bad == wa_phone_no_cc ?
@@ -113,6 +114,7 @@ phone(struct wa_rows *r, const char *s, size_t n, char *why, size_t size)
 	if (wa_numplan_check(r->phone, &np, 0, w, sizeof w) < 0)
 		return say(why, size, "phone '%s': %s", r->phone, w);
 	r->tz = wa_zone_of(np.region);
+	snprintf(r->country, sizeof r->country, "%s", np.region);
 	return 0;
 }
 

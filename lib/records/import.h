@@ -1,8 +1,8 @@
 /*
  * records/import.h: a campaign's recipients from a CSV or NDJSON file,
  * one row at a time: each phone number normalised to E.164 (and, for
- * an import, checked against the numbering plans and given its time
- * zone: records/numplan.h), its expiry read, and each row's template
+ * an import, checked against the numbering plans and given its country
+ * and time zone: records/numplan.h), its expiry read, and each row's template
  * parameters turned into the JSON that wa-claim sends. A bad row is
  * rejected with its line number (records/input.h).
  */
@@ -38,6 +38,8 @@ struct wa_rows {
 	unsigned long	 lineno;	/* the line of the row returned */
 	char		 phone[WA_PHONE_MAX];
 	const char	*tz;		/* its zone (plan set), or NULL */
+	char		 country[4];	/* its region (plan set: "IT", "001"
+					   for none), or "" */
 	char		 expires[WA_STAMP_MAX];	/* "": none */
 	struct wa_buf	 params;	/* template_params, JSON text */
 	struct wa_buf	 field;		/* scratch */

@@ -14,6 +14,14 @@
  * counted, logged the first time (system errors every time), and
  * skipped.
  *
+ * A status's pricing object (on sent, and on one of delivered and read)
+ * becomes one small number, category * 16 + type * 4 + billable, as
+ * sql/schema.sql's pricing_kinds spells it out: the category 1 to 7 (0
+ * for one not known here, said once), the type 1 to 3 (0: none), and
+ * billable 2 true, 1 false, 0 absent (Meta means to drop it). The
+ * reduced status of a message takes the pricing of the highest-ranked
+ * of its statuses that has one.
+ *
  * An inbound text (value.messages[], "type":"text") may be an opt-out:
  * its sender ("+" and "from"), the number it came to
  * (value.metadata.phone_number_id) and its body trimmed of white space
@@ -150,6 +158,49 @@ stamp(struct json_object *o, int64_t *ts, char *c, size_t size)
 	return "not a time";
 }
 
+/*
+ * The code of status o's pricing object (see above), or -1 when it has
+ * none. authentication_international is the spelling of the
+ * conversation object's origin, taken as well.
+ */
+static int
+pricing(struct json_object *o, const char *where, unsigned long lineno)
+{
+	static const char *const cats[] = { "marketing", "utility",
+	    "authentication", "authentication-international", "service",
+	    "marketing_lite", "referral_conversion" };
+	static const char *const types[] = { "regular",
+	    "free_customer_service", "free_entry_point" };
+	static int said;
+	struct json_object *p = wa_json_get(o, "pricing"), *b;
+	const char *c, *t;
+	int ci = 0, ti = 0, bi = 0, i;
+	char x[64];
+
+	if (!json_object_is_type(p, json_type_object))
+		return -1;
+	if ((c = wa_json_str(p, "category")) != NULL) {
+		for (i = 0; i < 7 && strcmp(c, cats[i]) != 0; i++)
+			;
+		if (i == 7 && strcmp(c, "authentication_international") == 0)
+			i = 3;
+		if (i < 7)
+			ci = i + 1;
+		else if (said++ == 0)
+			wa_warn("%s:%lu: pricing category \"%s\" not known: "
+			    "kept as other (further ones are not logged)",
+			    where, lineno, clean(c, x, sizeof x));
+	}
+	if ((t = wa_json_str(p, "type")) != NULL)
+		for (i = 0; i < 3; i++)
+			if (strcmp(t, types[i]) == 0)
+				ti = i + 1;
+	b = wa_json_get(p, "billable");
+	if (json_object_is_type(b, json_type_boolean))
+		bi = json_object_get_boolean(b) ? 2 : 1;
+	return ci * 16 + ti * 4 + bi;
+}
+
 /* The recipient id in "wapipe:<id>[:<attempt>]", or 0. */
 static int64_t
 recipient(const char *s)
@@ -247,6 +298,7 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	s->rank = ranks[k];
 	s->lineno = lineno;
 	s->ts = ts;
+	s->pricing = pricing(o, where, lineno);
 	s->rid = recipient(wa_json_str(o, "biz_opaque_callback_data"));
 	s->wamid = keep(b, id, 256, &s->wamid_len, &bad_bytes);
 	if (bad_bytes > 0) {
@@ -551,7 +603,10 @@ same(const struct wa_status_batch *b, const struct wa_status *x,
 	    memcmp(b->str.s + x->wamid, b->str.s + y->wamid, x->wamid_len) == 0;
 }
 
-/* Keeps the highest-ranked (then earliest) status of each message. */
+/*
+ * Keeps the highest-ranked (then earliest) status of each message, with
+ * the pricing of the first of its statuses in that order that has one.
+ */
 void
 wa_status_reduce(struct wa_status_batch *b)
 {
@@ -563,6 +618,8 @@ wa_status_reduce(struct wa_status_batch *b)
 	for (i = 1; i < b->n; i++)
 		if (!same(b, &b->v[n], &b->v[i]))
 			b->v[++n] = b->v[i];
+		else if (b->v[n].pricing < 0)
+			b->v[n].pricing = b->v[i].pricing;
 	b->n = n + 1;
 }
 
@@ -582,6 +639,6 @@ wa_status_free(struct wa_status_batch *b)
 	free(b->v);
 	free(b->in);
 	wa_buf_free(&b->str);
-	for (i = 0; i < 11; i++)
+	for (i = 0; i < 12; i++)
 		wa_buf_free(&b->arr[i]);
 }

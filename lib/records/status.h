@@ -1,7 +1,9 @@
 /*
  * records/status.h: the statuses in Meta's webhook bodies, gathered into
  * a batch and reduced to one per message (the highest rank), ready for
- * pg/statusdb.h to apply with one statement; and the inbound texts of the
+ * pg/statusdb.h to apply with one statement, each with what its pricing
+ * object says (category, type, billable) as one code, the code of
+ * sql/schema.sql's pricing_kinds; and the inbound texts of the
  * same bodies that may be opt-outs (a keyword of optout_keywords), which
  * the same statement looks up.
  */
@@ -40,6 +42,7 @@ struct wa_status {
 	int64_t		 code;	/* errors[0].code, when has_code */
 	int		 has_code;
 	int		 rank;	/* 1 sent, 2 failed, 3 delivered, 4 read */
+	int		 pricing;	/* its pricing's code, or -1: none */
 	size_t		 wamid, wamid_len;	/* in the batch's str */
 	size_t		 title, title_len;	/* title_len 0: none */
 	unsigned long	 lineno;	/* of the body it came from */
@@ -72,8 +75,8 @@ struct wa_status_batch {
 	uint64_t	 seen[WA_ST_N];	/* totals since the start */
 	uint64_t	 odd[WA_ODD_N];
 	uint64_t	 texts;		/* inbound texts read */
-	struct wa_buf	 arr[11];	/* the batch as array parameters */
-	const char	*p[14];		/* the statement's parameters */
+	struct wa_buf	 arr[12];	/* the batch as array parameters */
+	const char	*p[15];		/* the statement's parameters */
 	char		 num[2][24];
 	const char	*spool;
 	int64_t		 t0;		/* when it was sent */
