@@ -130,11 +130,15 @@ node() {
 	patroni_start "$1"
 }
 # Without the programs' PG* variables: Postgres would take PGPORT's two
-# ports for its own.
+# ports for its own. From the node's own directory: the replica's
+# bootstrap failed where the user postgres could not enter the test's
+# working directory (a checkout in a root-only mktemp -d, as CI's).
 patroni_start() {
+	cd "$T/n$1" || return 1
 	bg run_as env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
 	    -u PGTARGETSESSIONATTRS -u PGCONNECT_TIMEOUT \
 	    patroni "$T/n$1.yml" >>"$T/n$1.log" 2>&1
+	cd "$TOP" || return 1
 }
 node 1
 node 2
