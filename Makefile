@@ -232,12 +232,8 @@ check: deps all check-layers
 # then the failover and pgbouncer tests again beside it.
 check-ha: all
 	@sh scripts/deps.sh ha || echo "check-ha: no Patroni or etcd: tests/86 skips"
-	# 86 alone: beside 82 and 85 on two cores its Patroni lost the
-	# bootstrap twice in CI (no standby in sync within 120 s).
-	WA_HA=1 WA_BIN=$(CURDIR)/$(BIN) prove --failures --comments \
-	    tests/86-patroni.t
-	WA_HA=1 WA_BIN=$(CURDIR)/$(BIN) $(PROVE) tests/82-failover.t \
-	    tests/85-pgbouncer.t
+	WA_HA=1 WA_BIN=$(CURDIR)/$(BIN) $(PROVE) tests/86-patroni.t \
+	    tests/82-failover.t tests/85-pgbouncer.t
 
 check-asan: deps
 	@for cc in $(ASAN_CC); do \
