@@ -109,14 +109,20 @@ is "$(PGDATABASE=v2 sql "select status, count(*) from campaign_recipients
     where campaign_id = $c2 group by 1 order by 1" | tr '\n' ' ')" \
     "read|10 sent|19 suppressed|1 " "... and a campaign runs on it, by the new rules"
 
+# older N COMMIT: a database vN made by COMMIT's sql/schema.sql, with a
+# campaign of 5 rows (its id printed), then migrated (its words in
+# $T/out).
+older() {
+	sql "create database v$1" >/dev/null
+	git -C "$TOP" show "$2:sql/schema.sql" >"$T/v$1.sql"
+	PGDATABASE=v$1 psql -X -q -v ON_ERROR_STOP=1 -f "$T/v$1.sql" >/dev/null
+	PGDATABASE=v$1 campaign 5
+	PGDATABASE=v$1 wa-campaign migrate >"$T/out" 2>"$T/err"
+}
+
 # Version 3 (before one run per campaign): upgraded to 6, the table of
 # runs made, and run holds and lets go of a campaign on it.
-V3=89d6f1a
-sql "create database v3" >/dev/null
-git -C "$TOP" show "$V3:sql/schema.sql" >"$T/v3.sql"
-PGDATABASE=v3 psql -X -q -v ON_ERROR_STOP=1 -f "$T/v3.sql" >/dev/null
-c3=$(PGDATABASE=v3 campaign 5)
-PGDATABASE=v3 wa-campaign migrate >"$T/out" 2>"$T/err"
+c3=$(older 3 89d6f1a)
 is "$(cat "$T/out")" "schema version 3: upgraded to 6" "from version 3 to 6"
 PGDATABASE=v3 wa-campaign run -r 1000 "$c3" 2>"$T/err"
 is "$?" 0 "... and wa-campaign run takes a campaign to its end on it"
@@ -126,12 +132,7 @@ is "$(PGDATABASE=v3 sql "select count(*) from campaign_runs")" 0 \
 # Version 4 (before the claim token): upgraded to 6; a wa-claim of the
 # release before, still running through the upgrade, calls the claim
 # with two arguments and still claims; the new one marks its rows.
-V4=abe710f
-sql "create database v4" >/dev/null
-git -C "$TOP" show "$V4:sql/schema.sql" >"$T/v4.sql"
-PGDATABASE=v4 psql -X -q -v ON_ERROR_STOP=1 -f "$T/v4.sql" >/dev/null
-c4=$(PGDATABASE=v4 campaign 5)
-PGDATABASE=v4 wa-campaign migrate >"$T/out" 2>"$T/err"
+c4=$(older 4 abe710f)
 is "$(cat "$T/out")" "schema version 4: upgraded to 6" "from version 4 to 6"
 is "$(PGDATABASE=v4 sql "select count(*) from wapipe_claim($c4, 2)")" 2 \
     "... the claim of the release before still claims"
@@ -143,12 +144,7 @@ is "$(PGDATABASE=v4 sql "select count(distinct claim_token)
 
 # Version 5 (before check's WABA id): upgraded to 6; its campaigns keep
 # their rows and gain the column check reads.
-V5=d1e6540
-sql "create database v5" >/dev/null
-git -C "$TOP" show "$V5:sql/schema.sql" >"$T/v5.sql"
-PGDATABASE=v5 psql -X -q -v ON_ERROR_STOP=1 -f "$T/v5.sql" >/dev/null
-c5=$(PGDATABASE=v5 campaign 5)
-PGDATABASE=v5 wa-campaign migrate >"$T/out" 2>"$T/err"
+c5=$(older 5 d1e6540)
 is "$(cat "$T/out")" "schema version 5: upgraded to 6" "from version 5 to 6"
 is "$(PGDATABASE=v5 sql "select count(*), count(waba_id) from campaigns c
     join campaign_recipients r on r.campaign_id = c.id
