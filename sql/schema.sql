@@ -16,9 +16,9 @@ CREATE TABLE IF NOT EXISTS wapipe_schema (
 );
 DO $$
 BEGIN
-	IF (SELECT max(version) FROM wapipe_schema) > 6 THEN
+	IF (SELECT max(version) FROM wapipe_schema) > 7 THEN
 		RAISE EXCEPTION 'the database''s schema is version %, newer '
-		    'than this one (5): install the wapipe that made it',
+		    'than this one (7): install the wapipe that made it',
 		    (SELECT max(version) FROM wapipe_schema);
 	END IF;
 END $$;
@@ -1008,4 +1008,4 @@ $$;
 
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
-INSERT INTO wapipe_schema (version) VALUES (6);
+INSERT INTO wapipe_schema (version) VALUES (7);
