@@ -30,8 +30,8 @@ CREATE TABLE IF NOT EXISTS campaigns (
 	template_name	text NOT NULL,
 	template_lang	text NOT NULL DEFAULT 'en_US',
 	state		text NOT NULL DEFAULT 'draft' CHECK (state IN
-			    ('draft', 'running', 'paused', 'completed',
-			    'cancelled')),
+			    ('draft', 'scheduled', 'running', 'paused',
+			    'completed', 'cancelled')),
 	-- Why the campaign was last paused or cancelled (e.g. a halt).
 	state_reason	text,
 	max_attempts	integer NOT NULL DEFAULT 10 CHECK (max_attempts > 0),
@@ -66,6 +66,25 @@ CREATE TABLE IF NOT EXISTS campaign_recipients (
 	error_title	text,
 	UNIQUE (campaign_id, phone)
 );
+
+-- A campaign that starts itself (version 7): wa-campaign start --at
+-- makes it scheduled, with the time; the first claim from then on (or
+-- wa-campaign run, waiting for it) makes it running. A pause keeps the
+-- time: resumed before it, the campaign is scheduled again.
+ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS start_at timestamptz;
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_constraint
+	    WHERE conrelid = 'campaigns'::regclass
+	    AND conname = 'campaigns_state_check'
+	    AND pg_get_constraintdef(oid) LIKE '%scheduled%') THEN
+		ALTER TABLE campaigns
+		    DROP CONSTRAINT IF EXISTS campaigns_state_check;
+		ALTER TABLE campaigns ADD CONSTRAINT campaigns_state_check
+		    CHECK (state IN ('draft', 'scheduled', 'running',
+		    'paused', 'completed', 'cancelled'));
+	END IF;
+END $$;
 
 -- The last outage of the API that wa-record saw for the campaign (results
 -- of class outage: the API unreachable): when it began, when its last
@@ -525,7 +544,8 @@ BEGIN
 	END IF;
 END $$;
 
--- wa-claim: claims up to p_n due rows of a running campaign, applying
+-- wa-claim: claims up to p_n due rows of a running campaign (starting a
+-- scheduled one whose time has come), applying
 -- the rules: a row past its expiry ends expired, one whose person opted
 -- out ends suppressed, one outside its send window waits for it to open;
 -- a campaign waits while an urgent one on its number has rows due; on a
@@ -553,6 +573,14 @@ DECLARE
 	used	bigint;
 BEGIN
 	SELECT * INTO c FROM campaigns WHERE campaigns.id = p_campaign;
+	IF FOUND AND c.state = 'scheduled' AND c.start_at <= t THEN
+		-- Its time has come: the first claim starts it (once).
+		UPDATE campaigns SET state = 'running', state_reason =
+		    'started at its scheduled time', updated_at = t,
+		    started_at = coalesce(started_at, t)
+		WHERE campaigns.id = p_campaign AND state = 'scheduled'
+		RETURNING * INTO c;
+	END IF;
 	IF NOT FOUND OR c.state <> 'running' THEN
 		RETURN;
 	END IF;

@@ -14,7 +14,7 @@ exits 64 "an unknown command" wa-campaign frobnicate 2>"$T/err"
 is "$(head -1 "$T/err")" "wa-campaign: no command 'frobnicate'" "says which"
 exits 64 "a missing id" wa-campaign start 2>"$T/err"
 is "$(cat "$T/err")" "wa-campaign: start: the campaign id is missing
-usage: wa-campaign [-d conninfo] start [--no-check] id" \
+usage: wa-campaign [-d conninfo] start [--no-check] [--at time] id" \
     "says so, with that command's usage alone"
 exits 64 "an operand too many" wa-campaign status 5 6 2>"$T/err"
 is "$(head -1 "$T/err")" "wa-campaign: status: one operand too many: '6'" \
@@ -64,14 +64,14 @@ state() {
 
 # The moves, legal and not.
 exits 65 "pause a draft" wa-campaign pause "$c" 2>"$T/err"
-like "$(cat "$T/err")" "campaign $c is draft: only a running one can be paused" \
+like "$(cat "$T/err")" "campaign $c is draft: only a running or scheduled one can be paused" \
     "says why"
 exits 0 "start a draft (no API here: --no-check)" wa-campaign start --no-check "$c"
 is "$(state "$c")" "running|" "start: running"
 ok "start sets started_at" test "$(sql "select started_at is not null
     from campaigns where id = $c")" = t
 exits 65 "start a running campaign" wa-campaign start "$c" 2>"$T/err"
-like "$(cat "$T/err")" "is running: only a draft can be started" "says why"
+like "$(cat "$T/err")" "is running: only a draft or a scheduled one can be started" "says why"
 exits 0 "pause a running campaign" wa-campaign pause "$c"
 is "$(state "$c")" "paused|paused by the operator" "pause: paused, a reason"
 exits 75 "wa-claim stops on the paused campaign" wa-claim -c "$c" \

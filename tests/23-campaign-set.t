@@ -78,7 +78,7 @@ is "$(jq -c '[.id, .state, .recipients, .to_send, .sent, .failed,
     "[$c,\"cancelled\",0,0,0,0,0] [$d,\"running\",4,2,1,1,1] " \
     "ids, states and counts"
 is "$(jq -c 'keys_unsorted' "$T/list" | head -1)" \
-    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","breaker","created_at","started_at","finished_at","recipients","to_send","sent","failed","pending_later","next_retry_at"]' \
+    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","breaker","created_at","start_at","started_at","finished_at","recipients","to_send","sent","failed","pending_later","next_retry_at"]' \
     "the documented keys"
 like "$(jq -r "select(.id == $d) | .next_retry_at" "$T/list")" \
     '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' \

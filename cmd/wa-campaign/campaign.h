@@ -27,7 +27,7 @@
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
     EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, CATEGORY, WABA, NOCHECK,
-    NOPT };
+    AT, NOPT };
 #define O(x) (1u << (x))
 
 /* SQL: a timestamptz x as RFC 3339 in UTC, to the second. */
@@ -95,6 +95,9 @@ int check_child(const char *dir, const char *id);
  */
 const char *campaign_state(PGconn *conn, const char *id, int lock);
 
+/* watch.c: a duration for people: "42 s", "12 min", "3 h 5 min". */
+void campaign_span(char *buf, size_t size, long long seconds);
+
 /*
  * runlock.c: one run per campaign. runlock_take holds campaign id for
  * this process: 0, or -1 after saying who holds it (host, pid, since
@@ -155,6 +158,8 @@ struct snap {
 	long long	 sending_age;	/* ms since the oldest claim, or -1 */
 	long long	 suppressed;	/* settled, never sent: opted out */
 	long long	 expired;	/* settled, never sent: too late */
+	long long	 start_ms;	/* scheduled: ms to its start (0 when
+					   due); else -1 */
 	int64_t		 at;		/* when taken (wa_now_ms) */
 	int64_t		 wall;		/* the same, wall clock (unix ms) */
 };

@@ -68,6 +68,7 @@ static const struct option longs[] = {
 	{ "category", required_argument, NULL, CATEGORY },
 	{ "waba-id", required_argument, NULL, WABA },
 	{ "no-check", no_argument, NULL, NOCHECK },
+	{ "at", required_argument, NULL, AT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, WA_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -95,7 +96,8 @@ static const struct cmd {
 	{ "import", 2, 2, 1, O(CC) | O(REJECT), cmd_import,
 	    "import [--country-code cc] [--reject file] id file|-" },
 	{ "check", 1, 1, 1, O(JSON), cmd_check, "check [--json] id" },
-	{ "start", 1, 1, 1, O(NOCHECK), cmd_move, "start [--no-check] id" },
+	{ "start", 1, 1, 1, O(NOCHECK) | O(AT), cmd_move,
+	    "start [--no-check] [--at time] id" },
 	{ "pause", 1, 1, 1, O(REASON), cmd_move, "pause [--reason text] id" },
 	{ "resume", 1, 1, 1, 0, cmd_move, "resume id" },
 	{ "cancel", 1, 1, 1, O(REASON), cmd_move,
@@ -147,7 +149,8 @@ static const struct cmd {
 	    "      [--unknown-after secs] [--settle-max secs] "
 	    "[--claim-opt opt]\n"
 	    "      [--throttle-opt opt] [--send-opt opt] [--record-opt opt]\n"
-	    "      [--reconcile-opt opt] id" },
+	    "      [--reconcile-opt opt] id\n"
+	    "  run --due [options]" },
 	{ "watch", 1, 1, 1, OWN, cmd_watch,
 	    "watch [--interval secs] [--pg-timeout secs] id" },
 };

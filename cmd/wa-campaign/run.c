@@ -68,14 +68,13 @@
 #include "run.h"
 
 #define EX_UNSETTLED 76	/* rows left that nothing settles in time */
-#define IDLE_MS 60000	/* a wait longer than this ends --until-idle */
 
 struct run run = { .pg_timeout = WA_PG_TIMEOUT, .stale = 600,
     .unknown = 600, .settle_max = 3600, .relay = { -1, -1 } };
 
 /* Sleeps ms, drawing the live line; -1 if a stop cut it short. */
-static int
-nap(int64_t ms)
+int
+run_nap(int64_t ms)
 {
 	int64_t end = wa_now_ms() + ms, now, step = run.tty ? 1000 : 5000;
 
@@ -95,8 +94,8 @@ min_ms(long long a, long long b)
 }
 
 /* A nap cut short: by a stop, or by another run taking over. */
-static int
-cut(void)
+int
+run_cut(void)
 {
 	live_clear();
 	return run.lost ? WA_EX_BUSY : run_stopped();
@@ -117,10 +116,10 @@ held_back(int idle, enum wa_blocked *said)
 	enum wa_blocked b = wa_blocked(run.db, run.id, &ms, why, sizeof why);
 
 	/* A minute at most: the limit may be raised meanwhile. */
-	wait = b == WA_BLOCKED_LIMIT ? min_ms(ms + 100, IDLE_MS) :
+	wait = b == WA_BLOCKED_LIMIT ? min_ms(ms + 100, RUN_IDLE_MS) :
 	    b == WA_BLOCKED_URGENT ? 5000 : idle < 6 ? 100LL << idle : 5000;
 	if (b != WA_BLOCKED_NOT && run.idle && (b == WA_BLOCKED_URGENT ||
-	    ms > IDLE_MS)) {
+	    ms > RUN_IDLE_MS)) {
 		live_clear();
 		wa_warn("campaign %s %s: run it again then", run.id, why);
 		return EX_TEMPFAIL;
@@ -130,7 +129,7 @@ held_back(int idle, enum wa_blocked *said)
 		wa_warn("campaign %s %s", run.id, why);
 	}
 	*said = b;
-	return nap(wait) < 0 ? cut() : -1;
+	return run_nap(wait) < 0 ? run_cut() : -1;
 }
 
 /* --until-idle, and nothing is due for wait ms: says what waits; 75. */
@@ -200,7 +199,7 @@ loop(void)
 
 	for (;;) {
 		if (wa_stopping || run.lost)
-			return cut();
+			return run_cut();
 		if (snap_take(run.db, run.id, &s, 1) != 0)
 			wa_die(EX_USAGE, "campaign %s is gone: it was deleted",
 			    run.id);
@@ -233,7 +232,7 @@ loop(void)
 		if (wait < 0)
 			wait = 0;
 		wait += 100;	/* past the threshold, not on it */
-		if (run.idle && wait > IDLE_MS)
+		if (run.idle && wait > RUN_IDLE_MS)
 			return idle_exit(&s, wait);
 		if (s.pending == 0 && s.unknown + s.sending > 0) {
 			if (stuck < 0)
@@ -248,8 +247,8 @@ loop(void)
 				return EX_UNSETTLED;
 			}
 		}
-		if (nap(wait) < 0)
-			return cut();
+		if (run_nap(wait) < 0)
+			return run_cut();
 	}
 	return ended(&s);
 }
@@ -275,11 +274,12 @@ int
 cmd_run(struct opts *o)
 {
 	enum { O_STALE = 256, O_UNKNOWN, O_SETTLE, O_PGT, O_TIMEOUT,
-	    O_OUTAGE, O_IDLE, O_NOCHECK, O_OPT };
+	    O_OUTAGE, O_IDLE, O_NOCHECK, O_DUE, O_OPT };
 	static const struct option longs[] = {
 		{ "burst", required_argument, NULL, 'b' },
 		{ "concurrency", required_argument, NULL, 'j' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "due", no_argument, NULL, O_DUE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-check", no_argument, NULL, O_NOCHECK },
 		{ "outage-after", required_argument, NULL, O_OUTAGE },
@@ -301,7 +301,7 @@ cmd_run(struct opts *o)
 	struct snap s;
 	ssize_t n;
 	char *slash;
-	int c, ret, nocheck = 0;
+	int c, ret, nocheck = 0, due = 0;
 
 	run.conninfo = o->conninfo;
 	optind = 1;
@@ -348,6 +348,9 @@ cmd_run(struct opts *o)
 		case O_NOCHECK:
 			nocheck = 1;
 			break;
+		case O_DUE:
+			due = 1;
+			break;
 		case O_SETTLE:
 			run.settle_max = wa_num(optarg, 0, 86400 * 365,
 			    "settle-max");
@@ -366,11 +369,14 @@ cmd_run(struct opts *o)
 			}
 			campaign_usage("run", stderr, EX_USAGE);
 		}
-	/* argv[optind] is "run" (the command), then the id. */
-	if (o->argc - optind != 2 || strcmp(o->argv[optind], "run") != 0)
+	/* argv[optind] is "run" (the command), then the id (none with
+	 * --due). */
+	if (o->argc - optind != 2 - due ||
+	    strcmp(o->argv[optind], "run") != 0)
 		campaign_usage("run", stderr, EX_USAGE);
 	run.id = o->argv[optind + 1];
-	wa_num(run.id, 1, LLONG_MAX, "campaign id");
+	if (!due)
+		wa_num(run.id, 1, LLONG_MAX, "campaign id");
 
 	/* The stages are wa-campaign's siblings (else found in PATH). */
 	if ((n = readlink("/proc/self/exe", run.dir, sizeof run.dir - 1)) > 0) {
@@ -386,7 +392,9 @@ cmd_run(struct opts *o)
 	wa_signal(SIGCHLD, round_onchld);
 	run.db = wa_pg_open(run.conninfo, run.pg_timeout);
 	wa_pg_patience(run.db, 1);
-	if (run.dry)
+	if (due)
+		ret = run_due(o->argv, optind);
+	else if (run.dry)
 		ret = run_dry();
 	else {
 		token();
@@ -406,6 +414,9 @@ cmd_run(struct opts *o)
 		 * that keeps the token out of this environment. */
 		if (runlock_take(run.db, run.id) < 0)
 			ret = WA_EX_BUSY;
+		else if (strcmp(s.state, "scheduled") == 0)
+			ret = (ret = run_scheduled(nocheck)) >= 0 ? ret :
+			    loop();
 		else if (!nocheck && strcmp(s.state, "running") == 0 &&
 		    (ret = check_child(run.dir, run.id)) != 0)
 			ret = wa_stopping ? run_stopped() : ret;

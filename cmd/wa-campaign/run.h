@@ -2,7 +2,8 @@
  * run.h: what the files of wa-campaign run share: run.c (the options,
  * the rounds until the campaign ends, the exit status), round.c (one
  * round: its stages started, waited for and judged; the live line) and
- * dryrun.c (--dry-run). One run's settings and state, in struct run.
+ * dryrun.c (--dry-run), due.c (scheduled campaigns, --due). One run's
+ * settings and state, in struct run.
  */
 #ifndef WA_CAMPAIGN_RUN_H
 #define WA_CAMPAIGN_RUN_H
@@ -13,6 +14,8 @@
 #include "campaign.h"
 
 enum { CLAIM, THROTTLE, SEND, RECORD, RECONCILE, NSTAGE };
+
+#define RUN_IDLE_MS 60000	/* a wait longer than this ends --until-idle */
 
 /* A stage's argv: its program, then what run adds. */
 struct args {
@@ -60,6 +63,19 @@ void live_draw(int live);
 
 /* After a stop: says so, returns 75, or dies by a second signal. */
 int run_stopped(void);
+/* Sleeps ms, drawing the live line; -1 if a stop or another run cut it
+ * short, and run_cut then says which and gives run's exit status. */
+int run_nap(int64_t ms);
+int run_cut(void);
+
+/*
+ * due.c: a scheduled campaign waited for, checked and started: -1 to go
+ * on with the rounds, or run's exit status. --due: every campaign whose
+ * time has come run by a child wa-campaign run (the options in argv
+ * before nopt, as getopt left them): the worst of their statuses.
+ */
+int run_scheduled(int nocheck);
+int run_due(char **argv, int nopt);
 
 /* --dry-run: the request of every pending row; run's exit status. */
 int run_dry(void);

@@ -59,6 +59,7 @@
     "  'language', c.template_lang, 'max_attempts', c.max_attempts," \
     "  'on_unknown', c.on_unknown, 'breaker', c.breaker," \
     "  'created_at', " ISO("c.created_at") "," \
+    "  'start_at', " ISO("c.start_at") "," \
     "  'started_at', " ISO("c.started_at") "," \
     "  'finished_at', " ISO("c.finished_at")
 
@@ -340,8 +341,11 @@ print(FILE *f, struct json_object *o)
 	    "circuit breaker: %s\n", num(o, "max_attempts"),
 	    str(o, "on_unknown"), wa_json_get(o, "breaker") != NULL ?
 	    json_object_get_string(wa_json_get(o, "breaker")) : "default");
-	fprintf(f, "  created %s, started %s, finished %s\n",
-	    str(o, "created_at"), str(o, "started_at"), str(o, "finished_at"));
+	fprintf(f, "  created %s, ", str(o, "created_at"));
+	if (wa_json_str(o, "start_at") != NULL)
+		fprintf(f, "to start at %s, ", str(o, "start_at"));
+	fprintf(f, "started %s, finished %s\n", str(o, "started_at"),
+	    str(o, "finished_at"));
 	fprintf(f, "  expires %s; window %s", wa_json_str(o, "expires_at") ?
 	    str(o, "expires_at") : "never", wa_json_str(o, "window") ?
 	    str(o, "window") : "any time");
@@ -439,10 +443,13 @@ cmd_list(struct opts *o)
 		}
 		if ((c = json_tokener_parse(PQgetvalue(res, i, 0))) == NULL)
 			wa_die(EX_SOFTWARE, "a campaign's list is not JSON");
-		printf("%6lld  %-9s %10lld %10lld %10lld %10lld  %s\n",
+		printf("%6lld  %-9s %10lld %10lld %10lld %10lld  %s",
 		    num(c, "id"), str(c, "state"), num(c, "recipients"),
 		    num(c, "to_send"), num(c, "sent"), num(c, "failed"),
 		    str(c, "name"));
+		if (strcmp(str(c, "state"), "scheduled") == 0)
+			printf(" (starts at %s)", str(c, "start_at"));
+		printf("\n");
 		json_object_put(c);
 	}
 	PQclear(res);

@@ -20,7 +20,10 @@
 
 /* Not prepared: run's statements stand alone, as a pooler needs. */
 static const char *snap_sql =
-    "SELECT c.state, coalesce(c.state_reason, ''), s.* FROM campaigns c,"
+    "SELECT c.state, coalesce(c.state_reason, ''), s.*,"
+    " CASE WHEN c.state = 'scheduled' THEN greatest(0, (extract(epoch"
+    "  FROM c.start_at - now()) * 1000)::bigint) ELSE -1 END"
+    " FROM campaigns c,"
     " LATERAL (SELECT count(*),"
     "  count(*) FILTER (WHERE phase = 2),"
     "  count(*) FILTER (WHERE status = 'failed'),"
@@ -49,7 +52,7 @@ snap_take(struct wa_pg *db, const char *id, struct snap *s, int wait)
 	    wa_pg_try(db, NULL, snap_sql, 1, &id);
 	long long *f[] = { &s->total, &s->done, &s->failed, &s->pending,
 	    &s->due, &s->sending, &s->unknown, &s->next_ms, &s->unknown_age,
-	    &s->sending_age, &s->suppressed, &s->expired };
+	    &s->sending_age, &s->suppressed, &s->expired, &s->start_ms };
 	size_t i;
 
 	if (res == NULL)
@@ -77,8 +80,8 @@ meter_init(struct meter *m, const struct snap *s)
 }
 
 /* A duration for people: "42 s", "12 min", "3 h 5 min", "2 d 4 h". */
-static void
-span(char *buf, size_t size, long long s)
+void
+campaign_span(char *buf, size_t size, long long s)
 {
 	if (s < 120)
 		snprintf(buf, size, "%lld s", s);
@@ -133,7 +136,8 @@ meter_line(struct meter *m, const char *id, const struct snap *s,
 		snprintf(eta, sizeof eta, "ETA: the retries' time");
 	else if (rate > 0) {
 		memcpy(eta, "ETA ", 4);
-		span(eta + 4, sizeof eta - 4, (long long)(left / rate + 0.5));
+		campaign_span(eta + 4, sizeof eta - 4,
+		    (long long)(left / rate + 0.5));
 	} else
 		snprintf(eta, sizeof eta, "ETA unknown");
 	snprintf(buf, size, "campaign %s: %lld/%lld (%.1f%%), %.0f/s now, "
@@ -148,6 +152,12 @@ meter_line(struct meter *m, const char *id, const struct snap *s,
 	n = strlen(buf);
 	if (s->unknown > 0 && n < size)
 		snprintf(buf + n, size - n, "; %lld unknown", s->unknown);
+	n = strlen(buf);
+	if (s->start_ms >= 0 && n < size) {
+		campaign_span(eta, sizeof eta, (s->start_ms + 999) / 1000);
+		snprintf(buf + n, size - n, "; starts at %s, in %s",
+		    wa_rfc3339(when, sizeof when, s->wall + s->start_ms), eta);
+	}
 	n = strlen(buf);
 	if (strcmp(s->state, "running") != 0 && n < size)
 		snprintf(buf + n, size - n, " [%s]", s->state);

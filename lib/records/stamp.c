@@ -2,7 +2,8 @@
  * stamp.c: RFC 3339 date-times (section 5.6), read strictly: a day that
  * the month has (29 February in leap years only), hours 00-23, minutes
  * 00-59, seconds 00-60 (a leap second), and an offset of at most 15:59,
- * the most Postgres takes. Years 0001 to 9999. Reads s, writes out.
+ * the most Postgres takes. Years 0001 to 9999. And the wall-clock times
+ * of a schedule, read by the same rules. Reads s, writes out.
  */
 #include <string.h>
 
@@ -93,5 +94,49 @@ wa_stamp(const char *s, size_t n, char *out)
 		n += frac;
 	}
 	memcpy(out + n, *p == '+' || *p == '-' ? p : "+00:00", 7);
+	return NULL;
+}
+
+/* "hh:mm" or "hh:mm:ss", the whole of the n bytes at s, into out. */
+static const char *
+clock_of_day(const char *s, size_t n, char *out)
+{
+	int h, m, sec = 0;
+
+	if ((n != 5 && n != 8) || clock2(s, &h, &m) < 0 ||
+	    (n == 8 && (s[5] != ':' || (sec = digits(s + 6, 2)) < 0)))
+		return "not a time of day (09:00 or 09:00:30)";
+	if (h > 23 || m > 59 || sec > 59)
+		return "a time of day that is not on the clock";
+	memcpy(out, s, 5);
+	memcpy(out + 5, n == 8 ? s + 5 : ":00", 3);
+	out[8] = '\0';
+	return NULL;
+}
+
+const char *
+wa_stamp_when(const char *s, size_t n, char *out, enum wa_when *kind)
+{
+	const char *why;
+	int y, mo, d;
+
+	*kind = WA_WHEN_INSTANT;
+	if (wa_stamp(s, n, out) == NULL)
+		return NULL;
+	*kind = WA_WHEN_CLOCK;
+	if (n <= 8 && n > 2 && s[2] == ':')
+		return clock_of_day(s, n, out);
+	*kind = WA_WHEN_LOCAL;
+	if (n < 16 || n > 19 || s[4] != '-' || s[7] != '-' ||
+	    strchr("Tt ", s[10]) == NULL || (y = digits(s, 4)) < 0 ||
+	    (mo = digits(s + 5, 2)) < 0 || (d = digits(s + 8, 2)) < 0)
+		return "not a time to start at: 2026-12-06T09:00:00+01:00, "
+		    "or 2026-12-06 09:00 or 09:00 in the campaign's time zone";
+	if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > mdays(y, mo))
+		return "a date that is not on the calendar";
+	if ((why = clock_of_day(s + 11, n - 11, out + 11)) != NULL)
+		return why;
+	memcpy(out, s, 10);
+	out[10] = 'T';
 	return NULL;
 }
