@@ -171,7 +171,7 @@ exits 0 "run --due: 0 when every due campaign completes" wa-campaign run \
 is "$(sent "$a") $(state "$a") $(sent "$b") $(state "$b")" \
     "30 completed 30 completed" "... both due campaigns sent and completed"
 is "$(pending "$f") $(state "$f")" "30 scheduled" "... the one not due left alone"
-like "$(cat "$T/err")" "2 campaigns are due" "... saying how many"
+like "$(cat "$T/err")" "campaign $b is due: running it" "... saying which"
 sql "update campaigns set template_name = 'remind' where id = $f" >/dev/null
 due_now "$f"
 exits 65 "run --due: a campaign refused by its check: 65" wa-campaign run \
@@ -183,7 +183,7 @@ is "$(twice)" 0 "nobody was messaged twice"
 
 # A stop of run --due goes to its children, which drain; a kill -9 of it
 # too. The next run --due finishes them.
-bucket 50
+bucket 5
 g=$(draft 300 1000)
 wa-campaign start --no-check --at 2099-01-01T00:00:00Z "$g" >/dev/null
 due_now "$g"
@@ -201,11 +201,20 @@ is "$?" 75 "SIGINT to run --due: 75 (its child stopped)"
 is "$(sql "select count(*) from campaign_recipients where campaign_id = $g
     and status = 'sending'")" 0 "... no row left sending"
 n=$(sent "$g")
-bg wa-campaign run --due --no-check 2>/dev/null
+h=$(draft 30 2000)
+wa-campaign start --no-check --at 2099-01-01T00:00:00Z "$h" >/dev/null
+bg wa-campaign run --due --no-check 2>"$T/due.err"
 due=$!
 ok "run --due again: its child sends" wait_for 60 more_sent "$n"
+due_now "$h"
+h_sent() {
+	test "$(sent "$h")" -gt 0
+}
+ok "a campaign whose time comes meanwhile joins in" wait_for 60 h_sent ||
+    note "$(cat "$T/due.err")"
+is "$(state "$g")" running "... while the first still runs"
 children=$(pgrep -P "$due" | tr '\n' ' ')
-is "$(echo $children | wc -w | tr -d ' ')" 1 "... one child, a wa-campaign run"
+is "$(echo $children | wc -w | tr -d ' ')" 2 "... two children, a wa-campaign run each"
 kill -KILL "$due"
 wait "$due" 2>/dev/null
 gone() {
@@ -214,13 +223,14 @@ gone() {
 	done
 	return 0
 }
-ok "kill -9 of run --due: its child drains and ends" wait_for 60 gone
-is "$(sql "select count(*) from campaign_recipients where campaign_id = $g
-    and status = 'sending'")" 0 "... no row left sending"
+ok "kill -9 of run --due: its children drain and end" wait_for 60 gone
+is "$(sql "select count(*) from campaign_recipients where campaign_id
+    in ($g, $h) and status = 'sending'")" 0 "... no row left sending"
 bucket 1000
 exits 0 "the next run --due completes it" wa-campaign run --due --no-check \
     2>/dev/null
-is "$(sent "$g") $(state "$g")" "300 completed" "... every row sent"
+is "$(sent "$g") $(state "$g") $(sent "$h") $(state "$h")" \
+    "300 completed 30 completed" "... every row of both sent"
 is "$(twice)" 0 "nobody was messaged twice"
 fake_stop
 done_testing

@@ -34,7 +34,7 @@ verify() {
 
 is "$(echo "$units" | tr '\n' ' ')" "wa-reconcile.service \
 wa-reconcile.timer wa-status-ingest.service wa-webhook.service \
-wapipe-campaign@.service " "the units"
+wapipe-campaign@.service wapipe-due.service wapipe-due.timer " "the units"
 for u in $units; do
 	out=$(verify "$u")
 	is "$?:$out" "0:" "$u: systemd-analyze verify says nothing"
@@ -118,6 +118,8 @@ like "$(key wa-webhook.service LoadCredential)" "^app-secret:" \
     "wa-webhook gets the app secret"
 like "$(key wapipe-campaign@.service LoadCredential)" "^token:" \
     "a campaign gets the API token"
+like "$(key wapipe-due.service LoadCredential)" "^token:" \
+    "so do the campaigns whose time has come"
 
 # A campaign stops as Ctrl-C stops a pipeline, with time to drain.
 U=wapipe-campaign@.service
@@ -166,6 +168,17 @@ systemd-analyze calendar --iterations=2 "$(key wa-reconcile.timer \
 a=$(date -d "$(sed -n 1p "$T/cal")" +%s)
 b=$(date -d "$(sed -n 2p "$T/cal")" +%s)
 is "$((b - a))" 300 "systemd reads the timer's calendar: 5 min apart"
+systemd-analyze calendar --iterations=2 "$(key wapipe-due.timer \
+    OnCalendar)" 2>&1 | grep -o '[0-9]*-[0-9]*-[0-9]* [0-9:]*' >"$T/cal"
+a=$(date -d "$(sed -n 1p "$T/cal")" +%s)
+b=$(date -d "$(sed -n 2p "$T/cal")" +%s)
+is "$((b - a))" 60 "the due campaigns' timer: every minute"
+# wapipe-due stops as a campaign does (SIGINT to run --due alone), and
+# counts a stop or a wait (75) and a campaign run elsewhere (80) as done.
+U=wapipe-due.service
+is "$(key $U KillSignal):$(key $U KillMode)" SIGINT:mixed \
+    "$U: SIGINT to wa-campaign run --due, which passes it on once"
+is "$(key $U SuccessExitStatus)" "75 80" "$U: 75 and 80 are not failures"
 
 # sysusers.d and tmpfiles.d, applied to a root of our own.
 R=$T/root

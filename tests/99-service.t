@@ -8,7 +8,8 @@
 # applies it to the Debian Postgres cluster; wa-reconcile runs from its
 # unit and its timer is due; a campaign unit ends as its program does and
 # is not restarted on a usage error; stopped mid-campaign, wa-campaign
-# run in it drains its pipeline and exits 75.
+# run in it drains its pipeline and exits 75; wapipe-due runs the
+# campaign whose time has come.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip_all "booting systemd in namespaces needs root"
@@ -232,5 +233,38 @@ else
 	t_failed=$((t_failed + 1))
 fi
 note "$(X journalctl -u "wapipe-campaign@$cid" --no-pager -o cat | tail -4)"
+
+# The timer of campaigns that start themselves: its service runs the
+# campaign whose time has come (wa-campaign run --due) to its end, and
+# leaves alone the one whose time is to come.
+X mkdir -p /etc/systemd/system/wapipe-due.service.d
+X sh -c 'cat >/etc/systemd/system/wapipe-due.service.d/fake.conf' <<'EOF'
+[Service]
+Environment=WA_API_BASE=http://127.0.0.1:8088/v21.0
+Environment=WA_WABA_ID=102290129340398
+EOF
+X systemctl daemon-reload
+psqlw -c "update campaigns set state = 'cancelled' where id = $cid"
+due=$(psqlw -c "insert into campaigns (name, phone_number_id,
+    template_name, state, start_at) values ('due', '106540352242922',
+    'reminder', 'scheduled', now()) returning id")
+later=$(psqlw -c "insert into campaigns (name, phone_number_id,
+    template_name, state, start_at) values ('later', '106540352242922',
+    'reminder', 'scheduled', now() + interval '1 day') returning id")
+psqlw -c "insert into campaign_recipients (campaign_id, phone,
+    template_params) select c, '+1999' || lpad((c * 100 + g)::text, 7,
+    '0'), jsonb_build_array('p' || g) from generate_series(1, 20) g,
+    unnest(array[$due, $later]) c"
+exits 0 "systemctl start wapipe-due.service" X systemctl start wapipe-due.service
+is "$(X systemctl show -p Result --value wapipe-due.service)" success \
+    "... succeeds"
+is "$(psqlw -c "select state, count(*) filter (where r.status = 'sent')
+    from campaigns c join campaign_recipients r on r.campaign_id = c.id
+    where c.id in ($due, $later) group by c.id, state order by c.id" |
+    tr '\n' ' ')" "completed|20 scheduled|0 " \
+    "the campaign due is completed, the one to come left alone"
+X systemctl enable --now wapipe-due.timer >/dev/null 2>&1
+like "$(X systemctl list-timers --no-pager wapipe-due.timer)" \
+    'wapipe-due.timer +wapipe-due.service' "its timer is due"
 
 done_testing

@@ -14,8 +14,10 @@
  * and those that started at their time and are still running (a run
  * stopped or cut short goes on at the next --due). Each is a wa-campaign
  * run of its own, a child in a process group of its own, with run's
- * other options; all at once. A stop is passed on to each; if run --due
- * dies, even by kill -9, each gets SIGTERM and drains.
+ * other options; all at once. While any runs, campaigns whose time comes
+ * join in (looked for every 10 s); one that ended is not run again by
+ * the same --due. A stop is passed on to each; if run --due dies, even
+ * by kill -9, each gets SIGTERM and drains.
  *
  * Reads and writes campaigns (Postgres). run_scheduled returns -1 to go
  * on with the rounds, or run's exit status; run_due returns the worst of
@@ -54,6 +56,9 @@ static const char *refused_sql =
     "UPDATE campaigns SET state = 'paused', updated_at = now(),"
     " state_reason = 'halt: it failed its check at its scheduled time'"
     " WHERE id = $1 AND state = 'scheduled'";
+
+/* How often --due looks for campaigns whose time has come meanwhile. */
+#define DUE_SCAN_MS 10000
 
 /* What --due runs: every campaign whose time has come, oldest first. */
 static const char *due_sql =
@@ -173,49 +178,88 @@ spawn(char **argv, int nopt, const char *id)
 	return pid;
 }
 
+/* The campaigns --due has run, each with its child (0: ended). */
+struct kids {
+	struct kid {
+		long long	 id;
+		pid_t		 pid;
+	}		*v;
+	int		 n, alive, worst;
+};
+
+/* A child for each campaign due that has none yet in k. */
+static void
+spawn_due(struct kids *k, char **argv, int nopt)
+{
+	PGresult *res = wa_pg_need(run.db, NULL, due_sql, 0, NULL);
+	long long id;
+	int i, j;
+
+	for (i = 0; i < PQntuples(res); i++) {
+		id = atoll(PQgetvalue(res, i, 0));
+		for (j = 0; j < k->n && k->v[j].id != id; j++)
+			;
+		if (j < k->n)
+			continue;	/* running, or ended: not again */
+		if ((k->v = realloc(k->v, (k->n + 1) * sizeof *k->v)) == NULL)
+			wa_die(EX_OSERR, "realloc:");
+		wa_warn("campaign %lld is due: running it", id);
+		k->v[k->n].id = id;
+		k->v[k->n++].pid = spawn(argv, nopt, PQgetvalue(res, i, 0));
+		k->alive++;
+	}
+	PQclear(res);
+}
+
+/* The children that have ended, their statuses into k->worst. */
+static void
+reap(struct kids *k)
+{
+	pid_t p;
+	int i, st, ws;
+
+	while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
+		for (i = 0; i < k->n; i++) {
+			if (k->v[i].pid != p)
+				continue;
+			st = WIFEXITED(ws) ? WEXITSTATUS(ws) :
+			    128 + WTERMSIG(ws);
+			if (st != 0)
+				wa_warn("campaign %lld: its run ended %d",
+				    k->v[i].id, st);
+			if (st != WA_EX_BUSY && st > k->worst)
+				k->worst = st;
+			k->v[i].pid = 0;
+			k->alive--;
+		}
+	if (p < 0 && errno != ECHILD && errno != EINTR)
+		wa_die(EX_OSERR, "waitpid:");
+}
+
 int
 run_due(char **argv, int nopt)
 {
-	PGresult *res = wa_pg_need(run.db, NULL, due_sql, 0, NULL);
-	int n = PQntuples(res), left = n, fwd = 0, worst = 0, st, ws, i;
-	pid_t *pids, p;
+	struct kids k = { NULL, 0, 0, 0 };
+	int64_t scan = wa_now_ms();
+	int fwd = 0, i;
 
-	if (n == 0) {
+	spawn_due(&k, argv, nopt);
+	if (k.n == 0)
 		wa_warn("no campaign is due");
-		PQclear(res);
-		return 0;
-	}
-	if ((pids = calloc(n, sizeof *pids)) == NULL)
-		wa_die(EX_OSERR, "calloc:");
-	wa_warn("%d campaign%s due: running %s", n, n == 1 ? " is" : "s are",
-	    n == 1 ? "it" : "them");
-	for (i = 0; i < n; i++)
-		pids[i] = spawn(argv, nopt, PQgetvalue(res, i, 0));
-	while (left > 0) {
-		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
-			for (i = 0; i < n; i++) {
-				if (pids[i] != p)
-					continue;
-				st = WIFEXITED(ws) ? WEXITSTATUS(ws) :
-				    128 + WTERMSIG(ws);
-				if (st != 0)
-					wa_warn("campaign %s: run ended %d",
-					    PQgetvalue(res, i, 0), st);
-				if (st != WA_EX_BUSY && st > worst)
-					worst = st;
-				pids[i] = 0;
-				left--;
-			}
+	while (k.alive > 0) {
+		reap(&k);
 		for (; fwd < wa_stopping; fwd++)
-			for (i = 0; i < n; i++)
-				if (pids[i] > 0)
-					kill(pids[i], SIGTERM);
-		if (left > 0 && p < 0 && errno != EINTR && errno != ECHILD)
-			wa_die(EX_OSERR, "waitpid:");
-		if (left > 0)
+			for (i = 0; i < k.n; i++)
+				if (k.v[i].pid > 0)
+					kill(k.v[i].pid, SIGTERM);
+		/* Campaigns whose time comes meanwhile join in. */
+		if (!wa_stopping && wa_now_ms() - scan >= DUE_SCAN_MS) {
+			spawn_due(&k, argv, nopt);
+			scan = wa_now_ms();
+		}
+		if (k.alive > 0)
 			wa_sleep_ms(1000);
 	}
-	free(pids);
-	PQclear(res);
-	return worst;
+	free(k.v);
+	return k.worst;
 }
