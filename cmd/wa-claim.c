@@ -10,9 +10,11 @@
  * claims nothing new: wa-claim says why and until when, and waits).
  * Writes one NDJSON send request per row on stdout. A row it claimed but
  * could not write (SIGTERM or SIGINT, or its reader gone) it puts back,
- * fenced on its attempt. While Postgres is away it waits up to
- * --pg-timeout. Exits 0 when the campaign is
- * completed; 75 when it is paused or not started, when rows are left
+ * fenced on its attempt. A scheduled campaign it waits for (without
+ * --once): the first claim after its time starts it. While Postgres is
+ * away it waits up to --pg-timeout. Exits 0 when the campaign is
+ * completed; 75 when it is paused, not started or (--once) scheduled,
+ * when rows are left
  * unknown, when --once leaves rows to do, or after SIGTERM or SIGINT; 77
  * when it is cancelled; 69 when Postgres stays away or fails; 74 when its
  * reader has gone; 64 on a usage error or when the campaign does not
@@ -69,7 +71,11 @@ static const char *left_sql =
     "    AND phase = 1 AND status = 'unknown'),"
     "  (SELECT (extract(epoch FROM min(next_attempt_at) - now())"
     "    * 1000)::bigint FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND phase = 0 AND status = 'pending')"
+    "    AND phase = 0 AND status = 'pending'),"
+    "  CASE WHEN c.state = 'scheduled' THEN greatest(0, (extract(epoch"
+    "    FROM c.start_at - now()) * 1000)::bigint) END,"
+    "  to_char(c.start_at AT TIME ZONE 'UTC',"
+    "    'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
     " FROM campaigns c WHERE c.id = $1";
 
 /* Rows claimed but never written: back to pending, fenced, uncounted. */
@@ -103,6 +109,7 @@ static struct {
 
 static struct wa_pg *db;
 static int said;		/* what it said it waits for, since a claim */
+static int said_when;	/* said once that the campaign waits for its time */
 static struct wa_buf head;	/* `{"id":` ... the part every row shares */
 static int nonblock;		/* stdout was made non-blocking */
 static struct wa_metric *rows_total, *claims_total, *claim_seconds;
@@ -402,6 +409,16 @@ dry(int *status)
 		    opt.campaign, *PQgetvalue(res, 0, 1) ? ": " : "",
 		    PQgetvalue(res, 0, 1));
 		*status = EX_CANCELLED;
+	} else if (strcmp(state, "scheduled") == 0 && !opt.once) {
+		/* Its time to come: looked at every second, so that a start
+		 * now or a new time is seen; the claim then starts it. */
+		if (!said_when++)
+			wa_warn("campaign %s is scheduled: it starts at %s; "
+			    "waiting", opt.campaign, PQgetvalue(res, 0, 7));
+		*status = 0;
+		wait = atoll(PQgetvalue(res, 0, 6));
+		if (wait > 1000)
+			wait = 1000;
 	} else if (strcmp(state, "running") != 0)
 		wa_warn("campaign %s is %s%s%s", opt.campaign,
 		    strcmp(state, "draft") == 0 ? "not started" : state,

@@ -122,6 +122,25 @@ is "$(sql "select reason from campaign_events where campaign_id = $c
     "... the event says why"
 wa-throttle -r 1000 <"$T/claimed" | wa-send | wa-record >/dev/null 2>&1
 
+# The raw pipeline: wa-claim waits for the time, then claims; --once
+# says when and exits 75.
+c=$(draft 8 800)
+wa-campaign start --no-check --at 2099-01-01T00:00:00Z "$c" >/dev/null
+exits 75 "wa-claim --once on a scheduled campaign: 75" wa-claim -c "$c" \
+    --once 2>"$T/err"
+like "$(cat "$T/err")" "campaign $c is scheduled: to start at 2099-01-01T00:00:00Z" \
+    "... saying when"
+(wa-claim -c "$c" 2>"$T/claim.err"; echo "$?" >"$T/claim.rc") |
+    wa-throttle -r 1000 | wa-send 2>/dev/null | wa-record >/dev/null 2>&1 &
+ok "wa-claim waits for the time, saying so" wait_for 30 grep -q \
+    "campaign $c is scheduled: it starts at 2099-01-01T00:00:00Z; waiting" \
+    "$T/claim.err"
+is "$(pending "$c")" 8 "... claiming nothing"
+due_now "$c"
+ok "the time come, the pipeline runs it to its end" wait_for 60 test -s "$T/claim.rc"
+is "$(cat "$T/claim.rc") $(sent "$c") $(state "$c")" "0 8 completed" \
+    "... wa-claim exits 0, every row sent"
+
 # run waits for the time; a Postgres restart meanwhile is waited out.
 c=$(draft 20 300)
 wa-campaign start --at 2099-01-01T00:00:00Z "$c" >/dev/null
