@@ -13,6 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 . "$(dirname "$0")/run.sh"
+PG_OPTIONS="-c synchronous_commit=on"
 pg_start
 fake_start --rate 0
 
@@ -156,6 +157,18 @@ is "$?" 0 "the time come, run runs it to its end: 0"
 is "$(sent "$c") $(state "$c")" "20 completed" "... every row sent"
 like "$(cat "$T/run.err")" "campaign $c: its time has come; started" \
     "... saying when it started"
+
+# On a terminal, the live line counts down.
+c=$(draft 3 450)
+wa-campaign start --no-check --at 2099-01-01T00:00:00Z "$c" >/dev/null
+bg script -qfec "wa-campaign run --no-check $c" /dev/null >"$T/tty" 2>&1
+tty=$!
+ok "on a terminal, run counts down to the time" wait_for 30 grep -q \
+    "campaign $c: 3 rows; starts at 2099-01-01T00:00:00.000Z, in [0-9]* d [0-9]* h \[scheduled\]" \
+    "$T/tty"
+kill -TERM "$tty"
+wait "$tty"
+sql "update campaigns set state = 'cancelled' where id = $c" >/dev/null
 
 # A stop while waiting: 75, still scheduled, nothing sent.
 c=$(draft 5 400)

@@ -88,6 +88,7 @@ run_scheduled(int nocheck)
 	char state[16], when[40], in[32];
 	const char *id = run.id;
 	long long ms = left(state, sizeof state, when, sizeof when);
+	struct snap s;
 	PGresult *res;
 	int st;
 
@@ -126,6 +127,9 @@ run_scheduled(int nocheck)
 	if (strcmp(PQcmdTuples(res), "1") == 0)
 		wa_warn("campaign %s: its time has come; started", id);
 	PQclear(res);
+	/* The rates of the live line count from now, not from the wait. */
+	if (snap_take(run.db, id, &s, 1) == 0)
+		meter_init(&run.meter, &s);
 	return -1;
 }
 

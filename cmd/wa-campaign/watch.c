@@ -103,6 +103,15 @@ meter_line(struct meter *m, const char *id, const struct snap *s,
 	int old;
 	size_t n;
 
+	/* Scheduled: when it starts, counting down. */
+	if (s->start_ms >= 0) {
+		campaign_span(eta, sizeof eta, (s->start_ms + 999) / 1000);
+		snprintf(buf, size, "campaign %s: %lld rows; starts at %s, in "
+		    "%s [scheduled]", id, s->total, wa_rfc3339(when,
+		    sizeof when, (s->wall + s->start_ms + 500) / 1000 * 1000),
+		    eta);
+		return;
+	}
 	/*
 	 * The oldest sample of the ring no older than ~10 s gives "now";
 	 * one within 500 ms of the last is not kept (it would say 0/s).
@@ -152,12 +161,6 @@ meter_line(struct meter *m, const char *id, const struct snap *s,
 	n = strlen(buf);
 	if (s->unknown > 0 && n < size)
 		snprintf(buf + n, size - n, "; %lld unknown", s->unknown);
-	n = strlen(buf);
-	if (s->start_ms >= 0 && n < size) {
-		campaign_span(eta, sizeof eta, (s->start_ms + 999) / 1000);
-		snprintf(buf + n, size - n, "; starts at %s, in %s",
-		    wa_rfc3339(when, sizeof when, s->wall + s->start_ms), eta);
-	}
 	n = strlen(buf);
 	if (strcmp(s->state, "running") != 0 && n < size)
 		snprintf(buf + n, size - n, " [%s]", s->state);
