@@ -1,6 +1,6 @@
 #!/bin/sh
 # wa-fake-api's status webhooks: Meta's envelope, signatures, batching,
-# duplicates, reordering, failures, retries. A small Perl receiver records
+# duplicates, reordering, failures, retries; the replies of --reply-rate. A small Perl receiver records
 # what arrives.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
@@ -241,6 +241,56 @@ is "$(statuses | jq -c 'select(.recipient_id == "15610004" and .status ==
     '[131050,"string","string","string","string"]' \
     'fail:131050 scripts the code; the errors[] shape'
 fake_stop
+kill "$RECV_PID"
+
+# --- replies (--reply-rate) -------------------------------------------
+# messages: every inbound message received, one JSON object a line.
+messages() {
+	ls "$RECV" | grep '\.body$' | sort -n | sed "s|^|$RECV/|" | xargs cat |
+	    jq -c '.entry[].changes[].value | select(.messages) |
+	    .messages[] + {wa_id: .contacts[0].wa_id}' 2>/dev/null
+}
+has_messages() {
+	test "$(messages | wc -l)" -ge "$1"
+}
+recv_start
+fake_start --webhook-url "$HOOK" --webhook-delay-ms 10 --reply-rate 1 \
+    --read-rate 0 --fail-rate 0 --seed 7
+auth
+send 20 1562
+ok 'every person a message was delivered to answers' wait_for 30 has_messages 20
+is "$(messages | jq -r 'select(.type == "button") | [.button.payload,
+    .button.text, (.context.id | startswith("wamid.")),
+    (.context.from | test("^[0-9]+$"))] | @tsv' | sort -u)" \
+    "$(printf 'yes\tYes\ttrue\ttrue')" \
+    'a button reply: payload and text, and a context naming the message'
+is "$(messages | jq -r 'select(.type == "button") | .context.id' |
+    grep -cvxF -f "$T/wamids")" 0 '... one the API answered'
+is "$(messages | jq -r 'select(.type == "text") | [(.text.body | length > 0),
+    has("context")] | @tsv' | sort -u)" "$(printf 'true\tfalse')" \
+    'a text reply: a body, no context'
+is "$(messages | jq -r '.type' | sort -u | tr '\n' ' ')" "button text " \
+    'both kinds'
+is "$(messages | jq -r 'select(.from != .wa_id or (.from |
+    test("^1562[0-9]{4}$") | not) or (.id | startswith("wamid.") | not) or
+    (.timestamp | test("^[0-9]{10}$") | not))' | wc -l | tr -d ' ')" 0 \
+    'from and contacts[].wa_id: the person, digits; its own wamid and time'
+is "$(messages | jq -r .id | sort | uniq -d | wc -l | tr -d ' ')" 0 \
+    'each reply its own id'
+fake_stop
+kill "$RECV_PID"
+
+# A message not delivered is not answered.
+recv_start
+fake_start --webhook-url "$HOOK" --webhook-delay-ms 10 --reply-rate 1 \
+    --fail-rate 1
+auth
+send 5 1563
+wait_statuses 10
+fake_stop
+is "$(messages | wc -l | tr -d ' ')" 0 'a failed message gets no reply'
+like "$(cat "$FAKE_ERR")" 'webhooks: 10 statuses delivered, [0-9]+ POST attempts, 0 undelivered' \
+    '... nor one left queued at the stop'
 kill "$RECV_PID"
 
 done_testing

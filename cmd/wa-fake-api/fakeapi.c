@@ -790,6 +790,58 @@ inbound(struct wa_fake *f, const char *pnid, const char *from,
 }
 
 /*
+ * Under the lock (--reply-rate): the person a message was delivered to
+ * answers it at time t, as people answer a campaign (Meta's "Received
+ * messages" webhook examples): half tap its quick-reply button (type
+ * "button", its payload and text, the context naming the message), half
+ * write a text of their own, without a context.
+ */
+static void
+answer(struct wa_fake *f, const struct req *q, const char *wamid,
+    int64_t t)
+{
+	static const char *const texts[] = { "Thank you",
+	    "Hi, what is this about?", "Where can I get it?" };
+	struct json_object *m = json_object_new_object(), *o;
+	const char *from = sender(q->to);
+	char id[64], ts[24], again[64];
+
+	if (from == NULL) {
+		json_object_put(m);
+		return;
+	}
+	new_wamid(f, id);
+	snprintf(ts, sizeof ts, "%lld",
+	    (long long)((t + wa_unix_ms() - wa_now_ms()) / 1000));
+	json_object_object_add(m, "from", json_object_new_string(from));
+	json_object_object_add(m, "id", json_object_new_string(id));
+	json_object_object_add(m, "timestamp", json_object_new_string(ts));
+	o = json_object_new_object();
+	if (unit(f) < 0.5) {
+		json_object_object_add(o, "payload",
+		    json_object_new_string("yes"));
+		json_object_object_add(o, "text",
+		    json_object_new_string("Yes"));
+		json_object_object_add(m, "button", o);
+		json_object_object_add(m, "type",
+		    json_object_new_string("button"));
+		o = json_object_new_object();
+		json_object_object_add(o, "from",
+		    json_object_new_string(wa_hooks_display_phone(f->c.hooks)));
+		json_object_object_add(o, "id", json_object_new_string(wamid));
+		json_object_object_add(m, "context", o);
+	} else {
+		json_object_object_add(o, "body", json_object_new_string(
+		    texts[(size_t)(unit(f) * 3) % 3]));
+		json_object_object_add(m, "text", o);
+		json_object_object_add(m, "type",
+		    json_object_new_string("text"));
+	}
+	inbound(f, q->pnid, q->to, NULL, m, t, again);
+	json_object_put(m);
+}
+
+/*
  * Under the lock: the statuses of an accepted message. Each comes a
  * random delay after the one before; a reordered read is sent before its
  * delivered, though its timestamp stays the later one, as with Meta.
@@ -797,7 +849,7 @@ inbound(struct wa_fake *f, const char *pnid, const char *from,
  */
 static int64_t
 statuses(struct wa_fake *f, const struct req *q, const char *wamid,
-    long fail)
+    long fail, int *delivered)
 {
 	int64_t sent = wa_now_ms() + hook_delay(f);
 	int64_t dlv = sent + hook_delay(f), rd = dlv + hook_delay(f);
@@ -806,6 +858,7 @@ statuses(struct wa_fake *f, const struct req *q, const char *wamid,
 	status(f, q, wamid, "sent", sent, sent, -1);
 	if (fail < 0 && f->c.fail_rate > 0 && unit(f) < f->c.fail_rate)
 		fail = unit(f) < 0.5 ? 131026 : 131049;
+	*delivered = fail < 0;
 	if (fail >= 0) {
 		status(f, q, wamid, "failed", dlv, dlv, fail);
 		return dlv;
@@ -836,6 +889,7 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	long fail = -1;
 	double r, sum;
 	size_t i;
+	int dlv;
 
 	switch (s != NULL ? s->act : -1) {
 	case WA_FAKE_CODE:
@@ -911,10 +965,13 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	throughput_take(f, num, now);
 	new_wamid(f, v->wamid);
 	if (f->c.hooks != NULL) {
-		last = statuses(f, q, v->wamid, fail);
+		last = statuses(f, q, v->wamid, fail, &dlv);
 		if (reply != NULL)
 			inbound(f, q->pnid, q->to, reply, NULL,
 			    last + hook_delay(f), in);
+		else if (dlv && f->c.reply_rate > 0 &&
+		    unit(f) < f->c.reply_rate)
+			answer(f, q, v->wamid, last + hook_delay(f));
 	}
 	v->outcome = v->lost ? DROP : SENT;
 }

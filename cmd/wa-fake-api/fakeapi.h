@@ -83,6 +83,7 @@ struct wa_fake_conf {
 	double		 reorder_rate;
 	double		 fail_rate;
 	double		 read_rate;
+	double		 reply_rate;	/* of the delivered: answered */
 	const char	*category;	/* of every template: its pricing */
 };
 

@@ -83,6 +83,12 @@ by_number(const void *a, const void *b)
 	return c ? c : x->h.seq < y->h.seq ? -1 : 1;
 }
 
+const char *
+wa_hooks_display_phone(const struct wa_hooks *h)
+{
+	return h->c.display_phone;
+}
+
 /* Starts the change of s: its value up to the statuses, or its own. */
 static void
 open_change(struct wa_hooks *h, struct wa_buf *b, const struct status *s)

@@ -45,5 +45,7 @@ void wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
 void wa_hooks_add_value(struct wa_hooks *h, int64_t due, const char *pnid,
     const char *value, size_t len);
 void wa_hooks_stop(struct wa_hooks *h, struct wa_hooks_stats *st);
+/* The business's number, as the webhooks' metadata give it (digits). */
+const char *wa_hooks_display_phone(const struct wa_hooks *h);
 
 #endif

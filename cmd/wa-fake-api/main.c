@@ -55,7 +55,7 @@ usage(FILE *f, int status)
 	    "[--webhook-inflight n]\n"
 	    "        [--webhook-log file] [--dup-rate f] [--reorder-rate f] "
 	    "[--fail-rate f]\n"
-	    "        [--read-rate f]\n"
+	    "        [--read-rate f] [--reply-rate f]\n"
 	    "       wa-fake-api -h | --help | --version\n");
 	exit(status);
 }
@@ -64,10 +64,9 @@ int
 main(int argc, char **argv)
 {
 	enum { ANY = 256, BATCH, CATEGORY, DELAY, DROP, DUP, ERRATE, FAIL,
-	    INFLIGHT,
-	    JITTER, LATENCY, LINGER, LISTEN, LOG, NUMBERS, OUTAGE, PAIR,
-	    PORTFILE, RATE, READ, REORDER, RETRY, SCRIPT, SEED, TEMPLATES,
-	    THREADS, HOOKLOG, URL, WABA };
+	    INFLIGHT, JITTER, LATENCY, LINGER, LISTEN, LOG, NUMBERS, OUTAGE,
+	    PAIR, PORTFILE, RATE, READ, REPLY, REORDER, RETRY, SCRIPT, SEED,
+	    TEMPLATES, THREADS, HOOKLOG, URL, WABA };
 	static const struct option longs[] = {
 		{ "any-token", no_argument, NULL, ANY },
 		{ "category", required_argument, NULL, CATEGORY },
@@ -85,6 +84,7 @@ main(int argc, char **argv)
 		{ "port-file", required_argument, NULL, PORTFILE },
 		{ "rate", required_argument, NULL, RATE },
 		{ "read-rate", required_argument, NULL, READ },
+		{ "reply-rate", required_argument, NULL, REPLY },
 		{ "reorder-rate", required_argument, NULL, REORDER },
 		{ "script", required_argument, NULL, SCRIPT },
 		{ "seed", required_argument, NULL, SEED },
@@ -180,6 +180,9 @@ main(int argc, char **argv)
 			break;
 		case READ:
 			fc.read_rate = wa_fnum(optarg, 0, 1, "--read-rate");
+			break;
+		case REPLY:
+			fc.reply_rate = wa_fnum(optarg, 0, 1, "--reply-rate");
 			break;
 		case REORDER:
 			fc.reorder_rate = wa_fnum(optarg, 0, 1,
