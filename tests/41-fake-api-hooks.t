@@ -280,6 +280,87 @@ is "$(messages | jq -r .id | sort | uniq -d | wc -l | tr -d ' ')" 0 \
 fake_stop
 kill "$RECV_PID"
 
+# What a person does back, scripted by the end of the number: the "Stop
+# promotions" quick reply, a user_preferences stop and resume (their own
+# field), the older system message, a text from a user known only by a
+# BSUID.
+# changes: every change received, one JSON object a line.
+changes() {
+	ls "$RECV" | grep '\.body$' | sort -n | sed "s|^|$RECV/|" | xargs cat |
+	    jq -c '.entry[].changes[]'
+}
+has_changes() {
+	test "$(changes | jq -c 'select(.field != "messages" or
+	    .value.messages)' | wc -l)" -ge "$1"
+}
+recv_start
+fake_start --webhook-url "$HOOK" --webhook-delay-ms 10 --read-rate 0 \
+    --script 0001=stop-button --script 0002=prefs:stop \
+    --script 0003=prefs:resume --script 0004=system:stop \
+    --script 0005=bsuid:STOP
+auth
+send 5 1564
+ok 'five people act back' wait_for 30 has_changes 5
+is "$(changes | jq -r 'select(.value.messages[0].from == "15640001") |
+    .value.messages[0] | [.type, .button.text, .button.payload,
+    .context.id] | @tsv')" \
+    "$(printf 'button\tStop promotions\tStop promotions\t%s' \
+    "$(sed -n 1p "$T/wamids")")" \
+    'stop-button: a button reply, "Stop promotions", naming the message'
+is "$(changes | jq -c 'select(.field == "user_preferences") |
+    .value.user_preferences[0] | [.wa_id, .category, .value,
+    (.timestamp | type), (.detail | type)]' | sort | tr '\n' ' ')" \
+    '["15640002","marketing_messages","stop","number","string"] ["15640003","marketing_messages","resume","number","string"] ' \
+    'prefs:stop and prefs:resume: user_preferences, an integer timestamp'
+is "$(changes | jq -c 'select(.field == "user_preferences") |
+    [.value.contacts[0].wa_id, .value.metadata.phone_number_id]' |
+    sort | head -1)" "[\"15640002\",\"$PNID\"]" '... with contacts and metadata'
+is "$(changes | jq -r 'select(.value.messages[0].from == "15640004") |
+    .value.messages[0] | [.type, .system.type, .system.marketing] | @tsv')" \
+    "$(printf 'system\tuser_preference_changed\tstop')" \
+    'system:stop: the older system message'
+is "$(changes | jq -r '.value.messages[0] | select(.from_user_id) |
+    [has("from"), .type, .text.body, (.from_user_id | test("^US\\.[0-9]+$"))]
+    | @tsv')" "$(printf 'false\ttext\tSTOP\ttrue')" \
+    'bsuid:STOP: a text from from_user_id, no from'
+is "$(changes | jq -r '.value | select(.messages[0].from_user_id) |
+    .contacts[0] | [has("wa_id"), (.user_id | type)] | @tsv')" \
+    "$(printf 'false\tstring')" '... contacts[] with user_id, no wa_id'
+fake_stop
+kill "$RECV_PID"
+
+# --titleless: errors[] without title (Meta: titles are deprecated);
+# --old-br-wa-ids: a Brazilian mobile's wa_id without its ninth digit,
+# in the send's answer and the webhooks; --foreign-rate: another app's
+# statuses, its own wamids, our callback data.
+recv_start
+fake_start --webhook-url "$HOOK" --webhook-delay-ms 10 --read-rate 0 \
+    --titleless --old-br-wa-ids --foreign-rate 1 --script 0002=fail:131049
+auth
+to=+5511987650001
+printf '{"messaging_product":"whatsapp","to":"%s","type":"template","template":{"name":"reminder","language":{"code":"en_US"}},"biz_opaque_callback_data":"wapipe:7:1"}' \
+    "$to" >"$T/req"
+curl -s -H "@$T/auth" --data-binary "@$T/req" "$WA_API_BASE/$PNID/messages" \
+    >"$T/answer"
+is "$(jq -r '.contacts[0] | [.input, .wa_id] | @tsv' "$T/answer")" \
+    "$(printf '+5511987650001\t551187650001')" \
+    'the answer: input as sent, wa_id without the ninth digit'
+send 2 1565
+wait_statuses 7
+is "$(statuses | jq -r 'select(.biz_opaque_callback_data == "wapipe:7:1") |
+    .recipient_id' | sort -u)" 551187650001 '... and so in its statuses'
+is "$(statuses | jq -r 'select(.status == "failed") | .errors[0] |
+    [has("title"), .code, (.message | type)] | @tsv')" \
+    "$(printf 'false\t131049\tstring')" '--titleless: errors[] without a title'
+is "$(statuses | jq -r 'select(.biz_opaque_callback_data == "wapipe:7:1") |
+    .id' | sort -u | wc -l | tr -d ' ')" 2 \
+    '--foreign-rate 1: another wamid with our callback data'
+is "$(statuses | jq -r 'select(.biz_opaque_callback_data == "wapipe:7:1"
+    and .id != "'"$(jq -r '.messages[0].id' "$T/answer")"'") | .status')" \
+    delivered "... delivered, as another app's message"
+fake_stop
+kill "$RECV_PID"
+
 # A message not delivered is not answered.
 recv_start
 fake_start --webhook-url "$HOOK" --webhook-delay-ms 10 --reply-rate 1 \

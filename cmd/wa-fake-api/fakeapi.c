@@ -36,7 +36,11 @@
  * {"from":"+15551234567","text":"STOP"} as a text, or {"message":{...}}
  * as it is given, so that a test or a rehearsal can have someone answer
  * (an opt-out). The script reply:TEXT has the person answer every send
- * accepted, after its statuses.
+ * accepted, after its statuses; stop-button, prefs:stop|resume,
+ * system:stop|resume and bsuid:TEXT have the person do what people.c
+ * writes, and --reply-rate has a share of them answer. --foreign-rate
+ * adds another app's statuses, --titleless drops errors' titles,
+ * --old-br-wa-ids gives old Brazilian wa_ids (people.c).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -54,6 +58,7 @@
 #include "records/phone.h"
 #include "records/request.h"
 #include "fakeapi.h"
+#include "people.h"
 #define HREF		"/documentation/business-messaging/whatsapp/" \
 			"support/error-codes"
 
@@ -216,6 +221,7 @@ struct verdict {
 	const char	*method;
 	int64_t		 delay_ms;
 	char		 wamid[64];
+	char		 wa_id[16];	/* of the person sent to */
 };
 
 static uint64_t
@@ -347,6 +353,16 @@ wa_fake_add_script(struct wa_fake_conf *c, const char *arg)
 		{ "mojibake:", WA_FAKE_MOJIBAKE, 1 },
 		{ "reply:", WA_FAKE_REPLY, 1 },
 	};
+	static const struct {
+		const char *name;
+		int act;
+	} people[] = {
+		{ "stop-button", PEOPLE_STOP_BUTTON },
+		{ "prefs:stop", PEOPLE_PREFS_STOP },
+		{ "prefs:resume", PEOPLE_PREFS_RESUME },
+		{ "system:stop", PEOPLE_SYSTEM_STOP },
+		{ "system:resume", PEOPLE_SYSTEM_RESUME },
+	};
 	const char *eq = strchr(arg, '='), *a;
 	struct wa_fake_script *s;
 	size_t i, n;
@@ -362,6 +378,21 @@ wa_fake_add_script(struct wa_fake_conf *c, const char *arg)
 	if (*a >= '0' && *a <= '9') {
 		s->act = WA_FAKE_CODE;
 		s->arg = wa_num(a, 0, 9999999, "--script error code");
+		return;
+	}
+	for (i = 0; i < sizeof people / sizeof *people; i++)
+		if (strcmp(a, people[i].name) == 0) {
+			s->act = WA_FAKE_PERSON;
+			s->arg = people[i].act;
+			return;
+		}
+	if (strncmp(a, "bsuid:", 6) == 0) {
+		if (a[6] == '\0' || !wa_utf8_valid(a + 6, strlen(a + 6)))
+			wa_die(EX_USAGE, "--script %s: bsuid: needs a text in "
+			    "UTF-8", arg);
+		s->act = WA_FAKE_PERSON;
+		s->arg = PEOPLE_BSUID_TEXT;
+		s->text = dupn(a + 6, strlen(a + 6));
 		return;
 	}
 	for (i = 0; i < sizeof acts / sizeof acts[0]; i++) {
@@ -695,11 +726,13 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 	const struct meta_error *e;
 	int64_t off = wa_unix_ms() - wa_now_ms();
 	long long secs = (ts + off) / 1000;
+	char id[16];
 
 	wa_buf_puts(&b, "{\"id\":");
 	wa_buf_json_string(&b, wamid, strlen(wamid));
 	wa_buf_printf(&b, ",\"status\":\"%s\",\"timestamp\":\"%lld\","
-	    "\"recipient_id\":\"%s\"", st, secs, q->to + 1);
+	    "\"recipient_id\":\"%s\"", st, secs,
+	    people_wa_id(q->to + 1, f->c.old_br, id));
 	if (q->callback != NULL) {
 		wa_buf_puts(&b, ",\"biz_opaque_callback_data\":");
 		wa_buf_json_string(&b, q->callback, strlen(q->callback));
@@ -718,9 +751,11 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 		    f->c.category : "marketing");
 	if (code >= 0) {
 		e = meta_error(code);
-		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld,\"title\":",
-		    code);
-		wa_buf_json_string(&b, e->title, strlen(e->title));
+		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld", code);
+		if (!f->c.titleless) {
+			wa_buf_puts(&b, ",\"title\":");
+			wa_buf_json_string(&b, e->title, strlen(e->title));
+		}
 		wa_buf_puts(&b, ",\"message\":");
 		wa_buf_json_string(&b, e->title, strlen(e->title));
 		wa_buf_puts(&b, ",\"error_data\":{\"details\":");
@@ -785,60 +820,43 @@ inbound(struct wa_fake *f, const char *pnid, const char *from,
 		wa_buf_puts(&b, "},\"type\":\"text\"}");
 	}
 	wa_buf_puts(&b, "]");
-	wa_hooks_add_value(f->c.hooks, t, pnid, b.s, b.len);
+	wa_hooks_add_value(f->c.hooks, t, pnid, b.s, b.len, 0);
 	wa_buf_free(&b);
 }
 
 /*
- * Under the lock (--reply-rate): the person a message was delivered to
- * answers it at time t, as people answer a campaign (Meta's "Received
- * messages" webhook examples): half tap its quick-reply button (type
- * "button", its payload and text, the context naming the message), half
- * write a text of their own, without a context.
+ * Under the lock: the person message wamid was delivered to does act
+ * back at time t (people.c): an answer, an opt-out, a preference. With
+ * act -1, --reply-rate's answer: half tap the quick reply, half write a
+ * text of their own.
  */
 static void
-answer(struct wa_fake *f, const struct req *q, const char *wamid,
-    int64_t t)
+person(struct wa_fake *f, const struct req *q, const char *wamid,
+    int64_t t, int act, const char *text)
 {
 	static const char *const texts[] = { "Thank you",
 	    "Hi, what is this about?", "Where can I get it?" };
-	struct json_object *m = json_object_new_object(), *o;
-	const char *from = sender(q->to);
-	char id[64], ts[24], again[64];
+	struct wa_buf b = { 0 };
+	long long secs = (t + wa_unix_ms() - wa_now_ms()) / 1000;
+	char id[64], wa_id[16];
 
-	if (from == NULL) {
-		json_object_put(m);
+	if (sender(q->to) == NULL)
 		return;
+	people_wa_id(q->to + 1, f->c.old_br, wa_id);
+	if (act < 0) {
+		act = unit(f) < 0.5 ? PEOPLE_BUTTON : PEOPLE_TEXT;
+		text = texts[(size_t)(unit(f) * 3) % 3];
 	}
-	new_wamid(f, id);
-	snprintf(ts, sizeof ts, "%lld",
-	    (long long)((t + wa_unix_ms() - wa_now_ms()) / 1000));
-	json_object_object_add(m, "from", json_object_new_string(from));
-	json_object_object_add(m, "id", json_object_new_string(id));
-	json_object_object_add(m, "timestamp", json_object_new_string(ts));
-	o = json_object_new_object();
-	if (unit(f) < 0.5) {
-		json_object_object_add(o, "payload",
-		    json_object_new_string("yes"));
-		json_object_object_add(o, "text",
-		    json_object_new_string("Yes"));
-		json_object_object_add(m, "button", o);
-		json_object_object_add(m, "type",
-		    json_object_new_string("button"));
-		o = json_object_new_object();
-		json_object_object_add(o, "from",
-		    json_object_new_string(wa_hooks_display_phone(f->c.hooks)));
-		json_object_object_add(o, "id", json_object_new_string(wamid));
-		json_object_object_add(m, "context", o);
+	if (act == PEOPLE_PREFS_STOP || act == PEOPLE_PREFS_RESUME) {
+		people_preference(&b, wa_id, act == PEOPLE_PREFS_STOP, secs);
+		wa_hooks_add_value(f->c.hooks, t, q->pnid, b.s, b.len, 1);
 	} else {
-		json_object_object_add(o, "body", json_object_new_string(
-		    texts[(size_t)(unit(f) * 3) % 3]));
-		json_object_object_add(m, "text", o);
-		json_object_object_add(m, "type",
-		    json_object_new_string("text"));
+		new_wamid(f, id);
+		people_message(&b, act, wa_id,
+		    wa_hooks_display_phone(f->c.hooks), wamid, id, secs, text);
+		wa_hooks_add_value(f->c.hooks, t, q->pnid, b.s, b.len, 0);
 	}
-	inbound(f, q->pnid, q->to, NULL, m, t, again);
-	json_object_put(m);
+	wa_buf_free(&b);
 }
 
 /*
@@ -853,9 +871,16 @@ statuses(struct wa_fake *f, const struct req *q, const char *wamid,
 {
 	int64_t sent = wa_now_ms() + hook_delay(f);
 	int64_t dlv = sent + hook_delay(f), rd = dlv + hook_delay(f);
+	char other[64];
 	int read;
 
 	status(f, q, wamid, "sent", sent, sent, -1);
+	/* Another app of the account sends too: its status comes here, its
+	 * own wamid with the same callback data. */
+	if (f->c.foreign_rate > 0 && unit(f) < f->c.foreign_rate) {
+		new_wamid(f, other);
+		status(f, q, other, "delivered", dlv, dlv, -1);
+	}
 	if (fail < 0 && f->c.fail_rate > 0 && unit(f) < f->c.fail_rate)
 		fail = unit(f) < 0.5 ? 131026 : 131049;
 	*delivered = fail < 0;
@@ -889,7 +914,7 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	long fail = -1;
 	double r, sum;
 	size_t i;
-	int dlv;
+	int dlv, act = -1;
 
 	switch (s != NULL ? s->act : -1) {
 	case WA_FAKE_CODE:
@@ -931,6 +956,9 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	case WA_FAKE_REPLY:
 		reply = s->text;
 		break;
+	case WA_FAKE_PERSON:
+		act = s->arg;
+		break;
 	default:
 		r = unit(f);
 		for (i = 0, sum = 0; i < f->c.nerrates; i++)
@@ -964,14 +992,18 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	}
 	throughput_take(f, num, now);
 	new_wamid(f, v->wamid);
+	people_wa_id(q->to + 1, f->c.old_br, v->wa_id);
 	if (f->c.hooks != NULL) {
 		last = statuses(f, q, v->wamid, fail, &dlv);
 		if (reply != NULL)
-			inbound(f, q->pnid, q->to, reply, NULL,
+			inbound(f, q->pnid, v->wa_id, reply, NULL,
 			    last + hook_delay(f), in);
+		else if (dlv && act >= 0)
+			person(f, q, v->wamid, last + hook_delay(f), act,
+			    s->text);
 		else if (dlv && f->c.reply_rate > 0 &&
 		    unit(f) < f->c.reply_rate)
-			answer(f, q, v->wamid, last + hook_delay(f));
+			person(f, q, v->wamid, last + hook_delay(f), -1, NULL);
 	}
 	v->outcome = v->lost ? DROP : SENT;
 }
@@ -1094,7 +1126,7 @@ render(const struct req *q, const struct verdict *v, struct wa_fake_reply *r)
 		    "\"contacts\":[{\"input\":");
 		wa_buf_json_string(&r->body, q->to, strlen(q->to));
 		wa_buf_puts(&r->body, ",\"wa_id\":");
-		wa_buf_json_string(&r->body, q->to + 1, strlen(q->to + 1));
+		wa_buf_json_string(&r->body, v->wa_id, strlen(v->wa_id));
 		wa_buf_printf(&r->body, "}],\"messages\":[{\"id\":\"%s\","
 		    "\"message_status\":\"accepted\"}]}", v->wamid);
 	}

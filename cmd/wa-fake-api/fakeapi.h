@@ -33,7 +33,9 @@ enum wa_fake_act {
 	WA_FAKE_FAIL,		/* accepted, then a failed webhook (code) */
 	WA_FAKE_LOST,		/* accepted, then close without answering */
 	WA_FAKE_MOJIBAKE,	/* code, with a long message in bad UTF-8 */
-	WA_FAKE_REPLY		/* accepted; then the person writes text */
+	WA_FAKE_REPLY,		/* accepted; then the person writes text */
+	WA_FAKE_PERSON		/* accepted; then the person does arg
+				   (people.h), bsuid: writes text */
 };
 
 struct wa_fake_script {
@@ -84,6 +86,10 @@ struct wa_fake_conf {
 	double		 fail_rate;
 	double		 read_rate;
 	double		 reply_rate;	/* of the delivered: answered */
+	double		 foreign_rate;	/* of the accepted: a status of another
+					   app's with the same callback data */
+	int		 titleless;	/* errors[] of webhooks: no title */
+	int		 old_br;	/* Brazilian wa_ids: no ninth digit */
 	const char	*category;	/* of every template: its pricing */
 };
 

@@ -28,7 +28,8 @@ struct status {
 	struct wa_heap_item h;		/* due: wa_now_ms time */
 	const char	*pnid;		/* inside text, after the status */
 	size_t		 len;
-	int		 own;		/* a change's value of its own */
+	int		 own;		/* a change's value of its own: 1
+					   field messages, 2 user_preferences */
 	char		 text[];	/* the statuses[] element, NUL, pnid */
 };
 
@@ -104,7 +105,8 @@ open_change(struct wa_hooks *h, struct wa_buf *b, const struct status *s)
 static void
 close_change(struct wa_buf *b, const struct status *s)
 {
-	wa_buf_puts(b, s->own ? "},\"field\":\"messages\"}" :
+	wa_buf_puts(b, s->own == 2 ? "},\"field\":\"user_preferences\"}" :
+	    s->own ? "},\"field\":\"messages\"}" :
 	    "]},\"field\":\"messages\"}");
 }
 
@@ -386,9 +388,9 @@ wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
 
 void
 wa_hooks_add_value(struct wa_hooks *h, int64_t due, const char *pnid,
-    const char *value, size_t len)
+    const char *value, size_t len, int prefs)
 {
-	add(h, due, pnid, value, len, 1);
+	add(h, due, pnid, value, len, prefs ? 2 : 1);
 }
 
 static void

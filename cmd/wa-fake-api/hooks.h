@@ -40,10 +40,11 @@ void wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
 /*
  * Queues a change of its own for phone number pnid, due at wa_now_ms
  * time due: its value is messaging_product, metadata and then value
- * (len bytes of JSON members, such as "contacts":[...],"messages":[...]).
+ * (len bytes of JSON members, such as "contacts":[...],"messages":[...]);
+ * its field "messages", or with prefs "user_preferences".
  */
 void wa_hooks_add_value(struct wa_hooks *h, int64_t due, const char *pnid,
-    const char *value, size_t len);
+    const char *value, size_t len, int prefs);
 void wa_hooks_stop(struct wa_hooks *h, struct wa_hooks_stats *st);
 /* The business's number, as the webhooks' metadata give it (digits). */
 const char *wa_hooks_display_phone(const struct wa_hooks *h);

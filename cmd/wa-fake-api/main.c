@@ -55,7 +55,9 @@ usage(FILE *f, int status)
 	    "[--webhook-inflight n]\n"
 	    "        [--webhook-log file] [--dup-rate f] [--reorder-rate f] "
 	    "[--fail-rate f]\n"
-	    "        [--read-rate f] [--reply-rate f]\n"
+	    "        [--read-rate f] [--reply-rate f] [--foreign-rate f] "
+	    "[--titleless]\n"
+	    "        [--old-br-wa-ids]\n"
 	    "       wa-fake-api -h | --help | --version\n");
 	exit(status);
 }
@@ -66,7 +68,8 @@ main(int argc, char **argv)
 	enum { ANY = 256, BATCH, CATEGORY, DELAY, DROP, DUP, ERRATE, FAIL,
 	    INFLIGHT, JITTER, LATENCY, LINGER, LISTEN, LOG, NUMBERS, OUTAGE,
 	    PAIR, PORTFILE, RATE, READ, REPLY, REORDER, RETRY, SCRIPT, SEED,
-	    TEMPLATES, THREADS, HOOKLOG, URL, WABA };
+	    TEMPLATES, THREADS, HOOKLOG, URL, WABA, FOREIGN, TITLELESS,
+	    OLDBR };
 	static const struct option longs[] = {
 		{ "any-token", no_argument, NULL, ANY },
 		{ "category", required_argument, NULL, CATEGORY },
@@ -85,6 +88,9 @@ main(int argc, char **argv)
 		{ "rate", required_argument, NULL, RATE },
 		{ "read-rate", required_argument, NULL, READ },
 		{ "reply-rate", required_argument, NULL, REPLY },
+		{ "foreign-rate", required_argument, NULL, FOREIGN },
+		{ "titleless", no_argument, NULL, TITLELESS },
+		{ "old-br-wa-ids", no_argument, NULL, OLDBR },
 		{ "reorder-rate", required_argument, NULL, REORDER },
 		{ "script", required_argument, NULL, SCRIPT },
 		{ "seed", required_argument, NULL, SEED },
@@ -183,6 +189,16 @@ main(int argc, char **argv)
 			break;
 		case REPLY:
 			fc.reply_rate = wa_fnum(optarg, 0, 1, "--reply-rate");
+			break;
+		case FOREIGN:
+			fc.foreign_rate = wa_fnum(optarg, 0, 1,
+			    "--foreign-rate");
+			break;
+		case TITLELESS:
+			fc.titleless = 1;
+			break;
+		case OLDBR:
+			fc.old_br = 1;
 			break;
 		case REORDER:
 			fc.reorder_rate = wa_fnum(optarg, 0, 1,
