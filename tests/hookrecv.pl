@@ -3,7 +3,8 @@
 # Listens on a free port of 127.0.0.1, writes the port to PORTFILE, and
 # saves the n-th request (n from 1) as DIR/n.head (request line and
 # headers) and DIR/n.body (the raw body), the body first. Answers the n-th request with the n-th STATUS (200 when they run
-# out), and closes every connection after its answer. With $HOOKRECV_HOLD
+# out), with the bytes of the file $HOOKRECV_BODY if set (as a canned
+# Cloud API answer), and closes every connection after its answer. With $HOOKRECV_HOLD
 # set it binds its port but listens only on SIGUSR1: until then the port
 # refuses connections (a receiver that is down) and nobody else can take
 # it.
@@ -50,7 +51,17 @@ while (my $c = $srv->accept) {
 	put("$dir/$n.body", $body);
 	put("$dir/$n.head", $head);
 	my $status = @plan ? shift @plan : 200;
-	print $c "HTTP/1.1 $status Test\r\nContent-Length: 0\r\n",
-	    "Connection: close\r\n\r\n";
+	my $out = '';
+	if ($ENV{HOOKRECV_BODY}) {
+		open my $b, '<', $ENV{HOOKRECV_BODY}
+		    or die "hookrecv: $ENV{HOOKRECV_BODY}: $!\n";
+		binmode $b;
+		local $/;
+		$out = <$b>;
+		close $b;
+	}
+	print $c "HTTP/1.1 $status Test\r\nContent-Length: ", length($out),
+	    "\r\nContent-Type: application/json\r\n",
+	    "Connection: close\r\n\r\n", $out;
 	close $c;
 }
