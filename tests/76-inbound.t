@@ -136,4 +136,126 @@ ingest <"$T/a.ndjson"
 ingest <"$T/a.ndjson"
 is "$(n_in)" 12 'the same body read twice more: nothing inserted'
 
+# (d) Odd shapes beside a status, in one batch: a message without id,
+# one without type or sender, one that is not an object, a type never
+# seen; a text from a phone messaged two days ago (outside 24 h).
+STATUSES='{"id":"wamid.out.1","status":"read","timestamp":"'$NOW'"}' \
+    body '{"from":"15550000007","timestamp":"'$NOW'","type":"text","text":{"body":"no id"}}' \
+    '{"id":"wamid.in.x1","timestamp":"'$NOW'"}' '"just a string"' \
+    "$(msg 15550000007 x2 order '"order":{"catalog_id":"1","product_items":[{"quantity":2}]}')" \
+    "$(msg 15550000004 x3 text '"text":{"body":"late answer"}')" \
+    "$(msg 15550000007 x4 text '"text":{"body":"nul \u0000 here"}')" \
+    >"$T/d.ndjson"
+ingest <"$T/d.ndjson"
+is "$?" 0 'a body of odd messages is no error'
+is "$(sql "select status from campaign_recipients where id = 1")" read \
+    'the status of the same batch is applied'
+is "$(col x1 "type, coalesce(phone, '-'), raw::text")" \
+    "unknown|-|{\"id\": \"wamid.in.x1\", \"timestamp\": \"$NOW\"}" \
+    'no type, no sender: stored as unknown with its raw JSON'
+is "$(col x2 "type, raw->'order'->>'catalog_id'")" 'order|1' \
+    'a type not known here: stored with its raw JSON'
+is "$(sql "select count(*) from inbound_messages where wamid like 'nowamid:%'
+    and raw->'text'->>'body' = 'no id'")" 1 \
+    'a message without id is stored, keyed by its JSON'
+is "$(col x3 "coalesce(campaign_id::text, '-')")" '-' \
+    'a phone last messaged 47 hours ago links to nothing'
+is "$(col x4 "body, raw->'text'->>'body'")" "nul |nul � here" \
+    'a \u0000 is cut from the column and U+FFFD in raw (jsonb takes no NUL)'
+is "$(n_in)" 17 'five of six stored (a string is no message)'
+ingest <"$T/d.ndjson"
+is "$(n_in)" 17 'again: nothing more, not even the one without id'
+
+# (e) replies: campaign 1's, as NDJSON.
+wa-campaign replies --json "$cid" >"$T/replies" 2>"$T/replies.err"
+is "$?" 0 'replies exits 0'
+is "$(jq -c . "$T/replies" | wc -l | tr -d ' ')" 4 \
+    'one line per reply (b1, i1, r1, t1: i1 and r1 both from row 3)'
+is "$(jq -r .wamid "$T/replies" | sort | tr '\n' ' ')" \
+    'wamid.in.b1 wamid.in.i1 wamid.in.r1 wamid.in.t1 ' \
+    'the replies of campaign 1'
+is "$(jq -r 'select(.wamid == "wamid.in.t1") | [.phone, .wa_id, .type,
+    .text, .recipient_id] | join("|")' "$T/replies")" \
+    '+15550000001|15550000001|text|Hello, is it on sale?|1' \
+    'phone, wa_id, type, text, recipient id'
+is "$(jq -r 'select(.wamid == "wamid.in.t1") | (.window_closes_at |
+    fromdateiso8601) - (.sent_at | fromdateiso8601)' "$T/replies")" 86400 \
+    'window_closes_at is the message time plus 24 h'
+is "$(wa-campaign replies "$cid2" | wc -l | tr -d ' ')" 0 \
+    'campaign 2 has none (its rows are older than campaign 1s)'
+exits 64 'replies of no such campaign: 64' \
+    sh -c "wa-campaign replies 999999 2>/dev/null"
+wa-campaign status --json "$cid" >"$T/status.json"
+is "$(jq -r '.replies | [.count, .people, .rate] | map(tostring) | join("|")' \
+    "$T/status.json")" '4|3|0.75' \
+    'status --json: replies, people who replied, rate over the 4 messaged'
+like "$(wa-campaign status "$cid")" 'replies +4 from 3 of 4 people messaged \(75\.0%\)' \
+    'status says it in words'
+
+# (f) prune: only rows older than the retention.
+sql "update inbound_messages set received_at = now() - interval '40 days'
+    where wamid in ('wamid.in.t1', 'wamid.in.b1');
+    update inbound_messages set received_at = now() - interval '10 days'
+    where wamid = 'wamid.in.r1'" >/dev/null
+is "$(wa-campaign inbound prune 2>&1)" \
+    'inbound prune: 2 messages received more than 30 days ago deleted' \
+    'prune: the default retention, 30 days'
+is "$(n_in)" 15 'two rows gone'
+is "$(col r1 type)" reaction 'the 10-day-old one is kept'
+sql "update inbound_retention set days = 5" >/dev/null
+is "$(wa-campaign inbound prune --days 20 2>&1)" \
+    'inbound prune: 0 messages received more than 20 days ago deleted' \
+    '--days overrides the setting'
+is "$(wa-campaign inbound prune 2>&1)" \
+    'inbound prune: 1 messages received more than 5 days ago deleted' \
+    'the setting is read from inbound_retention'
+is "$(n_in)" 14 'the 10-day-old one is gone now'
+
+# (g) kill -9 mid-run. 30 bodies of 10 messages, batches of 100: bodies
+# 1-10, 11-20, 21-30. A transaction inserting a wamid of body 16 holds
+# the second batch's statement on its unique index.
+K=$T/crash
+mkdir "$K"
+for k in $(seq 1 30); do
+	set --
+	for j in $(seq 1 10); do
+		set -- "$@" "$(msg 15551000$(printf %03d "$k") "k.$k.$j" text \
+		    '"text":{"body":"hi"}')"
+	done
+	body "$@"
+done >"$K/0000000000000001.ndjson"
+first10=$(head -10 "$K/0000000000000001.ndjson" | wc -c | tr -d ' ')
+PGAPPNAME=locker psql -Atq -c "begin" -c "insert into inbound_messages
+    (wamid, type, sent_at, raw) values ('wamid.in.k.16.5', 'text', now(),
+    '{}')" -c "select pg_sleep(300)" >/dev/null 2>&1 &
+t_pids="$t_pids $!"
+wait_for 30 sh -c "test \$(psql -Atc \"select count(*) from pg_stat_activity
+    where application_name = 'locker' and query like '%pg_sleep%'\") = 1"
+bg wa-status-ingest --follow "$K" -n 100 --flush-ms 60000 2>>"$T/err"
+in=$!
+ok 'the second batch waits on the locker' \
+    wait_for 30 sh -c "test \$(psql -Atc \"select count(*) from
+    pg_stat_activity where application_name = 'wa-status-ingest' and
+    wait_event_type = 'Lock'\") = 1"
+is "$(sql "select byte_offset from spool_checkpoints where spool = '$K'")" \
+    "$first10" 'the first batch is committed'
+kill -9 "$in"
+wait "$in" 2>/dev/null
+# The server notices a dead client only when it writes to it: end the
+# orphaned statement first, then the locker (else the statement, freed,
+# could commit before it ends).
+sql "select pg_terminate_backend(pid) from pg_stat_activity
+    where application_name = 'wa-status-ingest'" >/dev/null
+wait_for 30 sh -c "test \$(psql -Atc \"select count(*) from pg_stat_activity
+    where application_name = 'wa-status-ingest'\") = 0"
+sql "select pg_terminate_backend(pid) from pg_stat_activity
+    where application_name = 'locker'" >/dev/null
+is "$(sql "select count(*) from inbound_messages where wamid like 'wamid.in.k.%'")" \
+    100 'after kill -9: the first batch alone'
+wa-status-ingest --follow "$K" --once -n 100 2>>"$T/err"
+is "$?" 0 'the rerun exits 0'
+is "$(sql "select count(*) || '|' || count(distinct wamid) from
+    inbound_messages where wamid like 'wamid.in.k.%'")" '300|300' \
+    'all 300 messages, each once: nothing lost, nothing twice'
+
 done_testing

@@ -523,8 +523,9 @@ optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 
 /*
  * The batch b was refused for its data, its inbound messages with it:
- * inserts them one by one, without the checkpoint, (the text between the brackets is split at the
- * objects' top level), reporting those refused. Their bodies were
+ * inserts them one by one, without the checkpoint (the text between the
+ * brackets is split at the objects' top level), reporting those
+ * refused. Their bodies were
  * checked as they entered: this is for what Postgres alone refuses.
  */
 static void

@@ -13,7 +13,8 @@
  * string column's value ends where its NUL was). Fields:
  *   wamid	"id" (1 to 256 bytes; else null: Postgres keys it by md5)
  *   phone	"+" and "from" when it is 1 to 15 digits
- *   wa_id	the contact's wa_id; bsuid: from_user_id, or its user_id
+ *   wa_id	the sender's contact's wa_id
+ *   bsuid	from_user_id, or the contact's user_id
  *   pnid	metadata.phone_number_id
  *   type, body, payload, media_id
  *   context	context.id, or a reaction's message_id
@@ -37,7 +38,10 @@ str(struct json_object *o, const char *key, const char *s)
 		json_object_object_add(o, key, json_object_new_string(s));
 }
 
-/* The contact of value.contacts[] that sent m, or the only one. */
+/*
+ * The contact of value.contacts[] that sent m (by wa_id or user_id), or
+ * the only one when m names no sender.
+ */
 static struct json_object *
 contact(struct json_object *value, const char *from, const char *uid)
 {
@@ -56,7 +60,9 @@ contact(struct json_object *value, const char *from, const char *uid)
 		    (uid != NULL && u != NULL && strcmp(uid, u) == 0))
 			return c;
 	}
-	return n == 1 ? json_object_array_get_idx(a, 0) : NULL;
+	/* Without a sender to match, the only contact is the sender. */
+	return n == 1 && from == NULL && uid == NULL ?
+	    json_object_array_get_idx(a, 0) : NULL;
 }
 
 /* Seconds, as a number or a string of digits; -1: none or not a time. */
