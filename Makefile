@@ -176,15 +176,16 @@ $(BIN)/%: $$(call objs,$$*) $$(OBJ_$$*) $(ARCHIVES)
 #   api/share, pg/lease: a number's tokens and fair share on the host or
 #     the cluster, wa-throttle's; whatever else sends from the number
 #     (replies) must draw from the same
-#   records/status, pg/statusdb: webhook statuses parsed (fuzzed by
-#     fuzz/status.c) and applied, wa-status-ingest's; pg/results beside
+#   records/status, inbound, pg/statusdb: webhook statuses and inbound
+#     messages parsed (fuzzed by fuzz/status.c) and applied,
+#     wa-status-ingest's; pg/results beside
 #     it is wa-record's half of the same table
 #   records/import, numplan, stamp, zones: a recipients file parsed
 #     (fuzzed by fuzz/import.c), wa-campaign import's
 #   records/ratecard: Meta's rate card parsed (fuzzed by
 #     fuzz/ratecard.c), wa-campaign rates load's
 ONE_PROGRAM = api/answer api/guard api/multi api/send api/share pg/lease \
-	records/status pg/statusdb records/import records/numplan \
+	records/status records/inbound pg/statusdb records/import records/numplan \
 	records/stamp records/zones records/ratecard
 
 # records/ is pure: it compiles with json-c's include path alone, and

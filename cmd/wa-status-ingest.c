@@ -14,19 +14,21 @@
  * billable) is kept with its row. An inbound text whose whole body, trimmed and
  * in lower case, is a keyword of optout_keywords adds its sender to the
  * suppressions of the number written to, in the same statement (an
- * opt-out: wa-claim sends them nothing more). While Postgres is away (a
- * restart, a failover) it reads nothing and waits up to --pg-timeout. A status
- * Postgres refuses for its data is reported with its body's line number,
- * the rest of its batch applied. Writes nothing on stdout. Exits 0 at the
- * end of input, after SIGTERM or SIGINT (the batch in hand is applied
- * first) or, with --once, when the spool is caught up; 65 if a line was
- * rejected (not a JSON object, not UTF-8, over WA_LINE_MAX, a status
- * timestamp that is not a time: copied whole to --reject, a spool line
- * over WA_LINE_MAX reread from its segment in pieces) or a status was
- * refused, 66 when the spool is missing, 69 when Postgres stays away
- * past --pg-timeout or fails, 74 when stdin or the spool cannot be read
- * or the reject file written, 75 when another process follows the same
- * spool, 64 on a usage error.
+ * opt-out: wa-claim sends them nothing more). Every inbound message, of
+ * any type, goes into inbound_messages in the same statement, once
+ * (lib/records/inbound.c), with the campaign row it answers. While
+ * Postgres is away (a restart, a failover) it reads nothing and waits
+ * up to --pg-timeout. A status Postgres refuses for its data is
+ * reported with its body's line number, the rest of its batch applied.
+ * Writes nothing on stdout. Exits 0 at the end of input, after SIGTERM
+ * or SIGINT (the batch in hand is applied first) or, with --once, when
+ * the spool is caught up; 65 if a line was rejected (not a JSON object,
+ * not UTF-8, over WA_LINE_MAX, a status timestamp that is not a time:
+ * copied whole to --reject, a spool line over WA_LINE_MAX reread from
+ * its segment in pieces) or a status was refused, 66 when the spool is
+ * missing, 69 when Postgres stays away past --pg-timeout or fails, 74
+ * when stdin or the spool cannot be read or the reject file written, 75
+ * when another process follows the same spool, 64 on a usage error.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -69,6 +71,7 @@ static int64_t retried_at, sweep_at;
 static struct wa_metric *m_seen[WA_ST_N], *m_odd[WA_ODD_N], *m_bodies;
 static struct wa_metric *m_applied[4], *m_kept, *m_matched, *m_expired;
 static struct wa_metric *m_rejected, *m_size, *m_texts, *m_optouts;
+static struct wa_metric *m_inbound;
 static unsigned long long bodies;	/* lines taken, not rejected */
 
 static void
@@ -118,6 +121,8 @@ metrics(void)
 	    "Inbound text messages read.");
 	m_optouts = wa_counter("wa_status_ingest_optouts_total", NULL,
 	    "People added to suppressions by an opt-out keyword.");
+	m_inbound = wa_counter("wa_status_ingest_inbound_stored_total", NULL,
+	    "Inbound messages added to inbound_messages (redeliveries not).");
 	m_rejected = wa_counter("wa_status_ingest_rejected_total", NULL,
 	    "Lines that were not a JSON object.");
 	m_kept = wa_counter("wa_status_ingest_unmatched_kept_total", NULL,
@@ -148,6 +153,7 @@ report(void)
 		wa_metric_set(m_applied[i], sink.total.applied[i]);
 	wa_metric_set(m_texts, sink.b[0].texts + sink.b[1].texts);
 	wa_metric_set(m_optouts, sink.total.optouts);
+	wa_metric_set(m_inbound, sink.total.inbound);
 	wa_metric_set(m_kept, sink.total.kept);
 	wa_metric_set(m_matched, sink.total.matched);
 	wa_metric_set(m_rejected, in.rejected);
@@ -306,7 +312,7 @@ loop(void)
 			else
 				bodies += r == WA_LINE;
 			if ((long long)(sink.b[sink.cur].n +
-			    sink.b[sink.cur].nin) >= opt.batch) {
+			    sink.b[sink.cur].nmsg) >= opt.batch) {
 				flush();
 				pend = 0;
 			}

@@ -11,7 +11,10 @@
  * arrays take: a number of 1 to 64 digits, a sender "+" and 1 to 15
  * digits, a text of 1 to WA_INBOUND_MAX bytes with no white space around
  * it, and its word: the text folded, at most twice as long, with no
- * ASCII capital, folded again unchanged; all UTF-8 without NUL.
+ * ASCII capital, folded again unchanged; all UTF-8 without NUL. The
+ * inbound messages (records/inbound.h), closed with "]", are one JSON
+ * array of as many objects, each with a string "type" and its "raw"
+ * object, with no \u0000 (jsonb refuses it).
  */
 #include "fuzz.h"
 #include "records/status.h"
@@ -23,6 +26,48 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fuzz_quiet();
 	return 0;
+}
+
+/* The batch's inbound messages, as pg/statusdb.c sends them. */
+static void
+check_messages(const struct wa_status_batch *b)
+{
+	static struct json_tokener *tok;
+	struct json_object *a, *m;
+	struct wa_buf t = { 0 };
+	size_t i;
+	char w[256];
+
+	if (b->nmsg == 0) {
+		PROP(b->msgs.len == 0);
+		return;
+	}
+	PROP(b->msgs.len > 0 && b->msgs.s[0] == '[');
+	wa_buf_add(&t, b->msgs.s, b->msgs.len);
+	wa_buf_add(&t, "]", 1);
+	for (i = 0; i + 1 < t.len; i++) {
+		if (t.s[i] != '\\')
+			continue;
+		PROP(strncmp(t.s + i + 1, "u0000", 5) != 0);
+		i++;
+	}
+	PROP(wa_json_bytes(t.s, t.len, w, sizeof w) == 0);
+	/* Two levels above the body's messages: the array, the object. */
+	if (tok == NULL)
+		tok = json_tokener_new_ex(WA_JSON_DEPTH + 4);
+	json_tokener_reset(tok);
+	a = json_tokener_parse_ex(tok, t.s, (int)t.len);
+	PROP(a != NULL && json_object_is_type(a, json_type_array));
+	PROP(json_object_array_length(a) == b->nmsg);
+	for (i = 0; i < b->nmsg; i++) {
+		m = json_object_array_get_idx(a, i);
+		PROP(json_object_is_type(wa_json_get(m, "type"),
+		    json_type_string));
+		PROP(json_object_is_type(wa_json_get(m, "raw"),
+		    json_type_object));
+	}
+	json_object_put(a);
+	wa_buf_free(&t);
 }
 
 static int
@@ -107,6 +152,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)wa_status_walk(&b, o, "fuzz", 1);
 	for (i = 0; i < b.nin; i++)
 		check_inbound(&b, &b.in[i]);
+	check_messages(&b);
 	before = b.n;
 	for (i = 0; i < b.n; i++) {
 		s = &b.v[i];

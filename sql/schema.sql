@@ -1034,6 +1034,50 @@ LANGUAGE sql STABLE AS $$
 	    FROM pricing_markets p WHERE p.country = p_country), 'Other')
 $$;
 
+-- Inbound messages (issue 25; wa-status-ingest writes them, wa-campaign
+-- replies and inbound prune read and delete them). Every message of a
+-- "messages" webhook, once: Meta redelivers, and wamid is unique (a
+-- message without one is keyed "nowamid:" and the md5 of its JSON). phone
+-- is "+" and "from" (NULL for a BSUID-only sender), bsuid its
+-- from_user_id; body the text, title, caption or emoji; payload a
+-- button's payload, a reply's id, a location's "lat,long"; raw the
+-- message as Meta sent it. campaign_id and recipient_id: the row it
+-- answers (context.id is its wamid), else the latest row sent to the
+-- same phone within the 24 h before it; NULL when neither.
+CREATE TABLE IF NOT EXISTS inbound_messages (
+	id		bigserial PRIMARY KEY,
+	wamid		text NOT NULL UNIQUE,
+	phone		text,
+	wa_id		text,
+	bsuid		text,
+	phone_number_id	text,
+	type		text NOT NULL,
+	body		text,
+	payload		text,
+	media_id	text,
+	context_wamid	text,
+	sent_at		timestamptz NOT NULL,
+	received_at	timestamptz NOT NULL DEFAULT now(),
+	raw		jsonb NOT NULL,
+	campaign_id	bigint REFERENCES campaigns (id) ON DELETE SET NULL,
+	recipient_id	bigint REFERENCES campaign_recipients (id)
+			    ON DELETE SET NULL
+);
+CREATE INDEX IF NOT EXISTS inbound_messages_campaign
+	ON inbound_messages (campaign_id, sent_at) WHERE campaign_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS inbound_messages_received
+	ON inbound_messages (received_at);
+-- The attribution of a reply without context: the rows sent to a phone.
+CREATE INDEX IF NOT EXISTS campaign_recipients_phone
+	ON campaign_recipients (phone);
+-- How long inbound messages are kept, in days: wa-campaign inbound prune
+-- deletes older ones (--days overrides it). One row.
+CREATE TABLE IF NOT EXISTS inbound_retention (
+	one		boolean PRIMARY KEY DEFAULT true CHECK (one),
+	days		integer NOT NULL DEFAULT 30 CHECK (days > 0)
+);
+INSERT INTO inbound_retention DEFAULT VALUES ON CONFLICT DO NOTHING;
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
 INSERT INTO wapipe_schema (version) VALUES (7);

@@ -9,7 +9,8 @@
  * files of numbers requeue and suppress read), migrate.c, check.c
  * (check, and the check start and run make first), run.c with round.c,
  * dryrun.c and runlock.c (run.h: what they share), rates.c (rates load,
- * rates show: the rate card), estimate.c.
+ * rates show: the rate card), estimate.c, replies.c (replies, inbound
+ * prune: the messages people sent back).
  */
 #ifndef WA_CAMPAIGN_H
 #define WA_CAMPAIGN_H
@@ -27,7 +28,7 @@
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
     EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, CATEGORY, WABA, NOCHECK,
-    AT, NOPT };
+    AT, DAYS, NOPT };
 #define O(x) (1u << (x))
 
 /* SQL: a timestamptz x as RFC 3339 in UTC, to the second. */
@@ -75,6 +76,24 @@ int cmd_run(struct opts *o);
 int cmd_rates(struct opts *o);		/* rates load, rates show */
 int cmd_estimate(struct opts *o);
 int cmd_check(struct opts *o);
+int cmd_replies(struct opts *o);
+int cmd_inbound(struct opts *o);		/* inbound prune */
+
+/*
+ * SQL: the replies of campaign c (an alias in the query) as a JSON
+ * object: messages attributed to it (count), the people they came from
+ * (people: rows answered), the people messaged (rows sent, delivered
+ * or read) and rate, people / messaged (NULL when none was messaged).
+ */
+#define REPLIES_JSON \
+    "(SELECT json_build_object('count', a.n, 'people', a.p," \
+    "  'messaged', b.m, 'rate', CASE WHEN b.m > 0" \
+    "  THEN round(a.p::numeric / b.m, 4) END)" \
+    " FROM (SELECT count(*) AS n, count(DISTINCT recipient_id) AS p" \
+    "  FROM inbound_messages WHERE campaign_id = c.id) a," \
+    " (SELECT count(*) AS m FROM campaign_recipients" \
+    "  WHERE campaign_id = c.id" \
+    "   AND status IN ('sent', 'delivered', 'read')) b)"
 
 /*
  * check.c: whether campaign id can go, asked of the Graph API: its

@@ -69,6 +69,7 @@ static const struct option longs[] = {
 	{ "waba-id", required_argument, NULL, WABA },
 	{ "no-check", no_argument, NULL, NOCHECK },
 	{ "at", required_argument, NULL, AT },
+	{ "days", required_argument, NULL, DAYS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, WA_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -140,6 +141,9 @@ static const struct cmd {
 	    "  rates show [--json]" },
 	{ "estimate", 1, 1, 1, O(CATEGORY) | O(JSON), cmd_estimate,
 	    "estimate [--category category] [--json] id" },
+	{ "replies", 1, 1, 1, O(JSON), cmd_replies, "replies [--json] id" },
+	{ "inbound", 1, 1, 0, O(DAYS), cmd_inbound,
+	    "inbound prune [--days n]" },
 	{ "run", 1, 1, 1, OWN, cmd_run,
 	    "run [-n | --dry-run] [--no-check] [--until-idle] "
 	    "[-r | --rate rate]\n"

@@ -168,7 +168,8 @@ static const char *report_sql =
     "   'by_category', (SELECT coalesce(json_object_agg(k, v ORDER BY k),"
     "    '{}') FROM (SELECT coalesce(category, 'other') AS k,"
     "    coalesce(sum(n * price), 0) AS v FROM ps GROUP BY 1) y))"
-    "   FROM ps) END)"
+    "   FROM ps) END,"
+    "  'replies', " REPLIES_JSON ")"
     " FROM campaigns c JOIN g t ON t.set = 15 WHERE c.id = $1";
 
 /* Every campaign with its counts, as one JSON object each. */
@@ -314,6 +315,18 @@ pricing(FILE *f, struct json_object *o)
 	fputc('\n', f);
 }
 
+/* The replies: count, people who replied of those messaged, the rate. */
+static void
+replies(FILE *f, struct json_object *r)
+{
+	fprintf(f, "replies   %lld from %lld of %lld people messaged", num(r,
+	    "count"), num(r, "people"), num(r, "messaged"));
+	if (num(r, "messaged") > 0)
+		fprintf(f, " (%.1f%%)", 100.0 * num(r, "people") /
+		    num(r, "messaged"));
+	fputc('\n', f);
+}
+
 static void
 print(FILE *f, struct json_object *o)
 {
@@ -409,6 +422,7 @@ print(FILE *f, struct json_object *o)
 		    "%s; %lld results put back in all\n",
 		    str(v, "started_at"), str(v, "ended_at"), str(v, "reason"),
 		    num(v, "results"));
+	replies(f, wa_json_get(o, "replies"));
 	fprintf(f, "rate      ");
 	if (rate != NULL) {
 		fprintf(f, "%s/s: %lld accepted in ",

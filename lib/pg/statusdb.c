@@ -93,6 +93,40 @@
     "   AND m.status IN ('delivered', 'read')" \
     "   AND NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = m.id))"
 
+/*
+ * The batch's inbound messages ($16, a JSON array of records/inbound.h's
+ * objects) into inbound_messages, once each (ON CONFLICT: a body applied
+ * again adds nothing), each with the row it answers: the one whose wamid
+ * is its context (a reply, a reaction), else the latest sent, delivered
+ * or read to the same phone, sent or updated within the 24 h before the
+ * message (the window it would answer); the campaign's own number first.
+ */
+#define INBOUND_I \
+    " i AS (SELECT coalesce(j.wamid, 'nowamid:' || md5(j.raw::text))" \
+    "   AS key, j.*, coalesce(to_timestamp(j.ts), now()) AS at" \
+    "  FROM jsonb_to_recordset($16::jsonb) AS j(wamid text, phone text," \
+    "   wa_id text, bsuid text, pnid text, type text, body text," \
+    "   payload text, media_id text, context text, ts bigint, raw jsonb))," \
+    " ib AS (INSERT INTO inbound_messages (wamid, phone, wa_id, bsuid," \
+    "   phone_number_id, type, body, payload, media_id, context_wamid," \
+    "   sent_at, raw, campaign_id, recipient_id)" \
+    "  SELECT DISTINCT ON (i.key) i.key, i.phone, i.wa_id, i.bsuid," \
+    "   i.pnid, coalesce(i.type, 'unknown'), i.body, i.payload," \
+    "   i.media_id, i.context, i.at, i.raw, r.campaign_id, r.id FROM i" \
+    "  LEFT JOIN LATERAL (SELECT * FROM (SELECT 0 AS o, true AS own," \
+    "    c.id, c.campaign_id, NULL::timestamptz AS t" \
+    "    FROM campaign_recipients c WHERE c.wamid = i.context" \
+    "    UNION ALL SELECT 1, g.phone_number_id IS NOT DISTINCT FROM" \
+    "    i.pnid, c.id, c.campaign_id, greatest(c.status_at, c.claimed_at)" \
+    "    FROM campaign_recipients c JOIN campaigns g" \
+    "    ON g.id = c.campaign_id WHERE c.phone = i.phone" \
+    "     AND c.status IN ('sent', 'delivered', 'read')" \
+    "     AND (c.status_at BETWEEN i.at - interval '24 hours' AND i.at" \
+    "      OR c.claimed_at BETWEEN i.at - interval '24 hours' AND i.at))" \
+    "   x ORDER BY o, own DESC, t DESC, id DESC LIMIT 1) r ON true" \
+    "  ORDER BY i.key" \
+    "  ON CONFLICT (wamid) DO NOTHING RETURNING 1)"
+
 static const char *apply_sql =
     "WITH b AS (SELECT coalesce(b.rid, (SELECT c.id FROM campaign_recipients"
     "   c WHERE c.wamid = b.wamid)) AS id, b.rid, b.wamid, b.status,"
@@ -121,11 +155,13 @@ static const char *apply_sql =
     "  FROM unnest($10::text[], $11::text[], $12::text[], $13::text[])"
     "   AS o(scope, phone, said, word)"
     "  WHERE o.word IN (SELECT lower(k.keyword) FROM optout_keywords k)"
-    "  ON CONFLICT DO NOTHING RETURNING 1)"
+    "  ON CONFLICT DO NOTHING RETURNING 1),"
+    INBOUND_I
     " SELECT status, lag FROM upd"
     " UNION ALL SELECT 'kept', count(*) FROM kept"
     " UNION ALL SELECT 'checkpoint', count(*) FROM ck"
-    " UNION ALL SELECT 'optout', count(*) FROM opt";
+    " UNION ALL SELECT 'optout', count(*) FROM opt"
+    " UNION ALL SELECT 'inbound', count(*) FROM ib";
 
 /*
  * The error codes of the failed statuses kept in the last $1 seconds,
@@ -346,7 +382,7 @@ static void
 submit(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	ready(k, "wa_status_apply", apply_sql, 0);
-	wa_pg_send(k->db, "wa_status_apply", apply_sql, 15, b->p);
+	wa_pg_send(k->db, "wa_status_apply", apply_sql, 16, b->p);
 	b->t0 = wa_now_ns();
 }
 
@@ -365,6 +401,10 @@ send_batch(struct wa_status_sink *k, struct wa_status_batch *b,
 		b->p[9 + i] = b->arr[8 + i].s;
 	b->p[13] = b->arr[6].s;
 	b->p[14] = b->arr[7].s;
+	if (b->msgs.len == 0)
+		wa_buf_add(&b->msgs, "[", 1);
+	wa_buf_add(&b->msgs, "]", 1);
+	b->p[15] = b->msgs.s;
 	snprintf(b->num[0], sizeof b->num[0], "%lld", seg);
 	snprintf(b->num[1], sizeof b->num[1], "%lld", off);
 	b->spool = spool;
@@ -396,6 +436,8 @@ tally(PGresult *res, struct wa_status_result *r, struct wa_metric *lag)
 			r->matched += atoll(PQgetvalue(res, i, 1));
 		else if (strcmp(what, "optout") == 0)
 			r->optouts += atoll(PQgetvalue(res, i, 1));
+		else if (strcmp(what, "inbound") == 0)
+			r->inbound += atoll(PQgetvalue(res, i, 1));
 	}
 }
 
@@ -426,18 +468,19 @@ apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
     size_t hi)
 {
 	struct wa_buf a[8] = { { 0 } };
-	const char *p[15];
+	const char *p[16];
 	PGresult *res;
 	int i;
 
 	arrays(b, lo, hi, a);
+	p[15] = "[]";
 	for (i = 0; i < 6; i++)
 		p[i] = a[i].s;
 	p[6] = p[7] = p[8] = NULL;
 	p[9] = p[10] = p[11] = p[12] = "{}";
 	p[13] = a[6].s;
 	p[14] = a[7].s;
-	if ((res = run(k, apply_sql, 15, p)) == NULL)
+	if ((res = run(k, apply_sql, 16, p)) == NULL)
 		split(k, b, lo, hi);
 	else {
 		tally(res, &k->total, k->lag);
@@ -455,8 +498,8 @@ static void
 optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	struct wa_buf a[4] = { { 0 } };
-	const char *p[15] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, "{}", "{}" };
+	const char *p[16] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
+	    NULL, NULL, NULL, NULL, NULL, "{}", "{}", "[]" };
 	PGresult *res;
 	size_t j;
 	int i;
@@ -465,7 +508,7 @@ optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 		texts(b, j, j + 1, a);
 		for (i = 0; i < 4; i++)
 			p[9 + i] = a[i].s;
-		if ((res = run(k, apply_sql, 15, p)) == NULL) {
+		if ((res = run(k, apply_sql, 16, p)) == NULL) {
 			if (k->refused != NULL)
 				k->refused(b->in[j].lineno,
 				    wa_pg_error(k->db));
@@ -476,6 +519,55 @@ optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 	}
 	for (i = 0; i < 4; i++)
 		wa_buf_free(&a[i]);
+}
+
+/*
+ * The batch b was refused for its data, its inbound messages with it:
+ * inserts them one by one, without the checkpoint (the text between the
+ * brackets is split at the objects' top level), reporting those
+ * refused. Their bodies were
+ * checked as they entered: this is for what Postgres alone refuses.
+ */
+static void
+messages(struct wa_status_sink *k, struct wa_status_batch *b)
+{
+	const char *p[16] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
+	    NULL, "{}", "{}", "{}", "{}", "{}", "{}", NULL };
+	struct wa_buf one = { 0 };
+	const char *s = b->msgs.s + 1;
+	PGresult *res;
+	size_t i, start = 0;
+	int depth = 0, q = 0;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (q) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				q = 0;
+			continue;
+		}
+		if (s[i] == '"')
+			q = 1;
+		else if (s[i] == '{')
+			depth++;
+		else if (s[i] == '}' && --depth == 0) {
+			one.len = 0;
+			wa_buf_add(&one, "[", 1);
+			wa_buf_add(&one, s + start, i + 1 - start);
+			wa_buf_add(&one, "]", 1);
+			p[15] = one.s;
+			if ((res = run(k, apply_sql, 16, p)) == NULL) {
+				if (k->refused != NULL)
+					k->refused(0, wa_pg_error(k->db));
+			} else {
+				tally(res, &k->total, k->lag);
+				PQclear(res);
+			}
+			start = i + 2;
+		}
+	}
+	wa_buf_free(&one);
 }
 
 /*
@@ -503,20 +595,29 @@ wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 		again = wa_pg_again(k->db, last);
 		PQclear(last);
 		last = NULL;
+		if (again == 0 && wa_pg_data_error(k->db) &&
+		    strcmp(b->p[15], "[]") != 0) {
+			/* The messages first, one by one; then the
+			   batch again without them. */
+			messages(k, b);
+			b->p[15] = "[]";
+			submit(k, b);
+			continue;
+		}
 		if (again == 0 && wa_pg_data_error(k->db)) {
 			split(k, b, 0, b->n);
 			/* Then the checkpoint, past the batch, and the
 			   batch's opt-outs. */
-			last = run(k, apply_sql, 15, (const char *const[]){
+			last = run(k, apply_sql, 16, (const char *const[]){
 			    "{}", "{}", "{}", "{}", "{}", "{}", b->p[6],
 			    b->p[7], b->p[8], b->p[9], b->p[10], b->p[11],
-			    b->p[12], "{}", "{}" });
+			    b->p[12], "{}", "{}", b->p[15] });
 			if (last == NULL && b->nin > 0) {
 				optouts(k, b);
-				last = run(k, apply_sql, 15, (const char
+				last = run(k, apply_sql, 16, (const char
 				    *const[]){ "{}", "{}", "{}", "{}", "{}",
 				    "{}", b->p[6], b->p[7], b->p[8], "{}",
-				    "{}", "{}", "{}", "{}", "{}" });
+				    "{}", "{}", "{}", "{}", "{}", "[]" });
 			}
 			if (last == NULL)
 				gone(k);

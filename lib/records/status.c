@@ -27,7 +27,9 @@
  * (value.metadata.phone_number_id) and its body trimmed of white space
  * and folded to lower case (Unicode, through the C library) go into the
  * batch when the body is short enough to be a keyword; Postgres looks the
- * word up in optout_keywords. The text itself is never logged.
+ * word up in optout_keywords. The text itself is never logged. Every
+ * inbound message, whatever its type, also goes into the batch whole
+ * (records/inbound.c), for inbound_messages.
  *
  * What Postgres would refuse is refused here, before a batch holds it: a
  * timestamp that is not a time (not finite, below zero, past the year
@@ -44,6 +46,7 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "records/inbound.h"
 #include "records/json.h"
 #include "records/request.h"
 #include "records/status.h"
@@ -516,10 +519,13 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 			    where, lineno)) != NULL && why == NULL)
 				why = w;
 	if ((a = array(ch, "value.messages")) != NULL)
-		for (i = 0; i < json_object_array_length(a); i++)
+		for (i = 0; i < json_object_array_length(a); i++) {
 			inbound(b, json_object_array_get_idx(a, i), digits(
 			    wa_json_get(ch, "value.metadata"),
 			    "phone_number_id", 64), where, lineno);
+			wa_inbound_add(&b->msgs, &b->nmsg, wa_json_get(ch,
+			    "value"), json_object_array_get_idx(a, i));
+		}
 	if ((a = array(ch, "value.errors")) != NULL)
 		for (i = 0; i < json_object_array_length(a); i++) {
 			e = json_object_array_get_idx(a, i);
@@ -629,6 +635,8 @@ wa_status_clear(struct wa_status_batch *b)
 	b->n = 0;
 	b->nin = 0;
 	b->str.len = 0;
+	b->nmsg = 0;
+	b->msgs.len = 0;
 }
 
 void
@@ -639,6 +647,7 @@ wa_status_free(struct wa_status_batch *b)
 	free(b->v);
 	free(b->in);
 	wa_buf_free(&b->str);
+	wa_buf_free(&b->msgs);
 	for (i = 0; i < 12; i++)
 		wa_buf_free(&b->arr[i]);
 }

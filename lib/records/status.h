@@ -72,11 +72,14 @@ struct wa_status_batch {
 	size_t		 nin;
 	size_t		 incap;
 	struct wa_buf	 str;		/* the strings of v and in */
+	struct wa_buf	 msgs;		/* every inbound message, nmsg of
+					   them (records/inbound.h) */
+	size_t		 nmsg;
 	uint64_t	 seen[WA_ST_N];	/* totals since the start */
 	uint64_t	 odd[WA_ODD_N];
 	uint64_t	 texts;		/* inbound texts read */
 	struct wa_buf	 arr[12];	/* the batch as array parameters */
-	const char	*p[15];		/* the statement's parameters */
+	const char	*p[16];		/* the statement's parameters */
 	char		 num[2][24];
 	const char	*spool;
 	int64_t		 t0;		/* when it was sent */
@@ -88,6 +91,7 @@ struct wa_status_result {
 	long long	 kept;		/* statuses put in unmatched_statuses */
 	long long	 matched;	/* kept ones whose row has appeared */
 	long long	 optouts;	/* people added to suppressions */
+	long long	 inbound;	/* messages added to inbound_messages */
 };
 
 /*

@@ -1,0 +1,25 @@
+/*
+ * records/inbound.h: every inbound message of a webhook body's change
+ * (value.messages[]), of any type, made into one JSON object of the
+ * columns of sql/schema.sql's inbound_messages, for pg/statusdb.h to
+ * insert with the batch's statement (jsonb_to_recordset).
+ */
+#ifndef WA_RECORDS_INBOUND_H
+#define WA_RECORDS_INBOUND_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "core/buf.h"
+
+/*
+ * Appends message m of the change's value to out, a JSON array's
+ * opening bracket and elements ("," between them; the caller closes
+ * it), and counts it in *n. Never fails: what it does not know is kept
+ * in raw alone.
+ */
+void wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
+    struct json_object *m);
+
+#endif
