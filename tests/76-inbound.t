@@ -278,4 +278,21 @@ is "$(sql "select count(*) || '|' || count(distinct wamid) from
     inbound_messages where wamid like 'wamid.in.k.%'")" '300|300' \
     'all 300 messages, each once: nothing lost, nothing twice'
 
+# (h) A message Postgres refuses (a constraint added for the test) is
+# inserted alone, reported with its line, and spoils nothing: the status
+# and the other message of its batch are applied.
+sql "alter table inbound_messages add constraint no_poison
+    check (body is distinct from 'poison')" >/dev/null
+{ printf '\n'; STATUSES='{"id":"wamid.out.2","status":"read","timestamp":"'$NOW'"}' \
+    body "$(msg 15550000009 p1 text '"text":{"body":"poison"}')" \
+    "$(msg 15550000009 p2 text '"text":{"body":"fine"}')"; } >"$T/p.ndjson"
+wa-status-ingest <"$T/p.ndjson" 2>"$T/p.err"
+is "$?" 65 'a message refused: exit 65'
+like "$(cat "$T/p.err")" '<stdin>:2: postgres refused .*no_poison' \
+    'reported with its line'
+is "$(col p2 body)$(col p1 body)" fine 'the other message is stored'
+is "$(sql "select status from campaign_recipients where id = 2")" read \
+    "the batch's status is applied"
+sql "alter table inbound_messages drop constraint no_poison" >/dev/null
+
 done_testing
