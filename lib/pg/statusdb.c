@@ -16,6 +16,11 @@
  * applied again (a batch resent after Postgres went away) adds nobody
  * twice and keeps the first reason and time.
  *
+ * It also inserts every inbound message of the batch into
+ * inbound_messages (INBOUND_I below), ON CONFLICT (wamid) DO NOTHING: a
+ * body applied again adds nothing. A batch refused for its data inserts
+ * its messages one by one first, then goes again without them.
+ *
  * Kept statuses are retried by a second statement, run only while some
  * may match: it moves those whose row has appeared onto it, through the
  * same update. A row that a status moves to sent, delivered or read has
