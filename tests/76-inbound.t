@@ -163,8 +163,19 @@ is "$(col x3 "coalesce(campaign_id::text, '-')")" '-' \
 is "$(col x4 "body, raw->'text'->>'body'")" "nul |nul � here" \
     'a \u0000 is cut from the column and U+FFFD in raw (jsonb takes no NUL)'
 is "$(n_in)" 17 'five of six stored (a string is no message)'
+is "$(col x3 "coalesce(wa_id, '-'), coalesce(bsuid, '-')")" '-|-' \
+    "another sender's contact lends it no wa_id or BSUID"
 ingest <"$T/d.ndjson"
 is "$(n_in)" 17 'again: nothing more, not even the one without id'
+
+# A sender known by BSUID alone (no from, no wa_id: since February 2026).
+body '{"from_user_id":"US.13491208655302741918","id":"wamid.in.z1","timestamp":"'$NOW'","type":"text","text":{"body":"by username"}}' |
+    sed 's/"wa_id":"15550000001",//' | ingest
+is "$(col z1 "coalesce(phone, '-'), coalesce(wa_id, '-'), bsuid, body,
+    coalesce(campaign_id::text, '-')")" \
+    '-|-|US.13491208655302741918|by username|-' \
+    'a BSUID-only sender: no phone, its BSUID, linked to nothing'
+sql "delete from inbound_messages where wamid = 'wamid.in.z1'" >/dev/null
 
 # (e) replies: campaign 1's, as NDJSON.
 wa-campaign replies --json "$cid" >"$T/replies" 2>"$T/replies.err"
@@ -183,6 +194,11 @@ is "$(jq -r 'select(.wamid == "wamid.in.t1") | (.window_closes_at |
     'window_closes_at is the message time plus 24 h'
 is "$(wa-campaign replies "$cid2" | wc -l | tr -d ' ')" 0 \
     'campaign 2 has none (its rows are older than campaign 1s)'
+wa-campaign replies "$cid" >"$T/replies.txt"
+is "$(wc -l <"$T/replies.txt" | tr -d ' ')" 4 'without --json: a line per reply'
+like "$(grep -F 'Hello' "$T/replies.txt")" \
+    '^[0-9T:-]+Z +\+15550000001 +text +Hello, is it on sale\? \(row 1, window closes [0-9T:-]+Z\)$' \
+    '... for people: time, phone, type, text, row, the window'
 exits 64 'replies of no such campaign: 64' \
     sh -c "wa-campaign replies 999999 2>/dev/null"
 wa-campaign status --json "$cid" >"$T/status.json"
@@ -202,6 +218,10 @@ is "$(wa-campaign inbound prune 2>&1)" \
     'prune: the default retention, 30 days'
 is "$(n_in)" 15 'two rows gone'
 is "$(col r1 type)" reaction 'the 10-day-old one is kept'
+exits 64 'prune --days 0: 64' \
+    sh -c "wa-campaign inbound prune --days 0 2>/dev/null"
+exits 64 'inbound with another word: 64' \
+    sh -c "wa-campaign inbound list 2>/dev/null"
 sql "update inbound_retention set days = 5" >/dev/null
 is "$(wa-campaign inbound prune --days 20 2>&1)" \
     'inbound prune: 0 messages received more than 20 days ago deleted' \
@@ -257,5 +277,22 @@ is "$?" 0 'the rerun exits 0'
 is "$(sql "select count(*) || '|' || count(distinct wamid) from
     inbound_messages where wamid like 'wamid.in.k.%'")" '300|300' \
     'all 300 messages, each once: nothing lost, nothing twice'
+
+# (h) A message Postgres refuses (a constraint added for the test) is
+# inserted alone, reported with its line, and spoils nothing: the status
+# and the other message of its batch are applied.
+sql "alter table inbound_messages add constraint no_poison
+    check (body is distinct from 'poison')" >/dev/null
+{ printf '\n'; STATUSES='{"id":"wamid.out.2","status":"read","timestamp":"'$NOW'"}' \
+    body "$(msg 15550000009 p1 text '"text":{"body":"poison"}')" \
+    "$(msg 15550000009 p2 text '"text":{"body":"fine"}')"; } >"$T/p.ndjson"
+wa-status-ingest <"$T/p.ndjson" 2>"$T/p.err"
+is "$?" 65 'a message refused: exit 65'
+like "$(cat "$T/p.err")" '<stdin>:2: postgres refused .*no_poison' \
+    'reported with its line'
+is "$(col p2 body)$(col p1 body)" fine 'the other message is stored'
+is "$(sql "select status from campaign_recipients where id = 2")" read \
+    "the batch's status is applied"
+sql "alter table inbound_messages drop constraint no_poison" >/dev/null
 
 done_testing

@@ -16,6 +16,11 @@
  * applied again (a batch resent after Postgres went away) adds nobody
  * twice and keeps the first reason and time.
  *
+ * It also inserts every inbound message of the batch into
+ * inbound_messages (INBOUND_I below), ON CONFLICT (wamid) DO NOTHING: a
+ * body applied again adds nothing. A batch refused for its data inserts
+ * its messages one by one first, then goes again without them.
+ *
  * Kept statuses are retried by a second statement, run only while some
  * may match: it moves those whose row has appeared onto it, through the
  * same update. A row that a status moves to sent, delivered or read has
@@ -528,6 +533,22 @@ optouts(struct wa_status_sink *k, struct wa_status_batch *b)
  * refused. Their bodies were
  * checked as they entered: this is for what Postgres alone refuses.
  */
+/* The "line" of the one message of s, a JSON array's text; or 0. */
+static unsigned long
+line(const char *s)
+{
+	struct json_object *a = json_tokener_parse(s);
+	unsigned long n = 0;
+
+	/* Deeper than json-c's default depth: no line to tell. */
+	if (json_object_is_type(a, json_type_array) &&
+	    json_object_array_length(a) == 1)
+		n = json_object_get_int64(json_object_object_get(
+		    json_object_array_get_idx(a, 0), "line"));
+	json_object_put(a);
+	return n;
+}
+
 static void
 messages(struct wa_status_sink *k, struct wa_status_batch *b)
 {
@@ -559,7 +580,8 @@ messages(struct wa_status_sink *k, struct wa_status_batch *b)
 			p[15] = one.s;
 			if ((res = run(k, apply_sql, 16, p)) == NULL) {
 				if (k->refused != NULL)
-					k->refused(0, wa_pg_error(k->db));
+					k->refused(line(one.s),
+					    wa_pg_error(k->db));
 			} else {
 				tally(res, &k->total, k->lag);
 				PQclear(res);

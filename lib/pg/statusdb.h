@@ -1,7 +1,8 @@
 /*
  * pg/statusdb.h: a batch of statuses (records/status.h) applied with one
  * statement, rank-monotone; statuses that match no row yet kept in
- * unmatched_statuses; the spool checkpoint committed with each batch,
+ * unmatched_statuses; the batch's inbound messages inserted into
+ * inbound_messages; the spool checkpoint committed with each batch,
  * and said to the caller once it is (the spool is the caller's: nothing
  * here removes a file). Batches go out one behind the other. Postgres
  * gone is waited for (pg/pg.h's policy), then the program exits 69; a

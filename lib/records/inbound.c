@@ -20,6 +20,7 @@
  *   context	context.id, or a reaction's message_id
  *   ts		the timestamp, seconds, or null
  *   raw	the message
+ *   line	its body's line number (for a report, not a column)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +186,7 @@ nul_free(struct wa_buf *out, const char *s)
 
 void
 wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
-    struct json_object *m)
+    struct json_object *m, unsigned long lineno)
 {
 	struct json_object *o, *c;
 	const char *id, *from, *uid, *type, *s;
@@ -218,6 +219,7 @@ wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
 	if ((ts = seconds(m)) >= 0)
 		json_object_object_add(o, "ts", json_object_new_int64(ts));
 	json_object_object_add(o, "raw", json_object_get(m));
+	json_object_object_add(o, "line", json_object_new_int64(lineno));
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	if (out->len == 0)
 		wa_buf_add(out, "[", 1);

@@ -16,10 +16,11 @@
 /*
  * Appends message m of the change's value to out, a JSON array's
  * opening bracket and elements ("," between them; the caller closes
- * it), and counts it in *n. Never fails: what it does not know is kept
- * in raw alone.
+ * it), and counts it in *n; lineno, its body's line, goes in as
+ * "line" (for a message Postgres would refuse: not a column). Never
+ * fails: what it does not know is kept in raw alone.
  */
 void wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
-    struct json_object *m);
+    struct json_object *m, unsigned long lineno);
 
 #endif

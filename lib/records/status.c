@@ -524,7 +524,8 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 			    wa_json_get(ch, "value.metadata"),
 			    "phone_number_id", 64), where, lineno);
 			wa_inbound_add(&b->msgs, &b->nmsg, wa_json_get(ch,
-			    "value"), json_object_array_get_idx(a, i));
+			    "value"), json_object_array_get_idx(a, i),
+			    lineno);
 		}
 	if ((a = array(ch, "value.errors")) != NULL)
 		for (i = 0; i < json_object_array_length(a); i++) {
