@@ -144,7 +144,8 @@ load(void)
 		return EX_USAGE;
 	}
 	wa_claim_head(&head, opt.campaign, PQgetvalue(res, 0, 0),
-	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
+	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+	    PQgetvalue(res, 0, 3));
 	PQclear(res);
 	if (!opt.tagged) {
 		res = wa_pg_need(db, NULL, WA_CLAIM_TAG_SQL, 0, NULL);

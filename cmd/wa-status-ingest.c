@@ -148,7 +148,8 @@ report(void)
 	for (i = 0; i < WA_ST_N; i++)
 		wa_metric_set(m_seen[i], sink.b[0].seen[i] + sink.b[1].seen[i]);
 	for (i = 0; i < WA_ODD_N; i++)
-		wa_metric_set(m_odd[i], sink.b[0].odd[i] + sink.b[1].odd[i]);
+		wa_metric_set(m_odd[i], sink.b[0].odd[i] + sink.b[1].odd[i] +
+		    (i == WA_ODD_FOREIGN ? sink.total.foreign : 0));
 	for (i = 0; i < 4; i++)
 		wa_metric_set(m_applied[i], sink.total.applied[i]);
 	wa_metric_set(m_texts, sink.b[0].texts + sink.b[1].texts);
@@ -418,6 +419,7 @@ main(int argc, char **argv)
 	if (reject != NULL)
 		wa_input_reject_file(&in, reject);
 	sink.db = wa_pg_open(opt.conninfo, opt.pg_timeout);
+	wa_status_deployment(&sink);
 	sink.refused = refused;
 	if (opt.prune)
 		sink.committed = prune;

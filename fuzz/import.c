@@ -133,7 +133,7 @@ claimed(struct wa_buf *line, const struct wa_rows *r)
 	jsonb(r->params.s, r->params.len, &pg);
 	if (head.len == 0)
 		wa_claim_head(&head, "1", "106540352242922", "hello",
-		    "en_US");
+		    "en_US", "a1b2c3d4");
 	line->len = 0;
 	wa_claim_line(line, &head, "1", "1", r->phone, pg.s, pg.len);
 	line->len--;		/* the '\n' */

@@ -86,6 +86,20 @@ BEGIN
 	END IF;
 END $$;
 
+-- This database's deployment tag (version 7): made once, by the first
+-- migration, never changed. wa-claim puts it in each send request and
+-- wa-send in the callback data, "wapipe:TAG:ID:ATTEMPT": Meta sends every
+-- status to every app of the account, and a status whose callback data
+-- names another deployment (staging beside production, another tenant)
+-- never moves a row here. wa-campaign status shows it.
+CREATE TABLE IF NOT EXISTS wapipe_deployment (
+	tag		text PRIMARY KEY CHECK (tag ~ '^[0-9a-z]{1,16}$')
+);
+INSERT INTO wapipe_deployment (tag)
+SELECT substr(md5(random()::text || clock_timestamp()::text ||
+    pg_backend_pid()::text), 1, 8)
+WHERE NOT EXISTS (SELECT 1 FROM wapipe_deployment);
+
 -- The last outage of the API that wa-record saw for the campaign (results
 -- of class outage: the API unreachable): when it began, when its last
 -- result came, when a result that reached the API ended it (NULL while it
@@ -274,6 +288,10 @@ CREATE TABLE IF NOT EXISTS unmatched_statuses (
 	received_at	timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (wamid, status)
 );
+-- The attempt and the deployment tag of the callback data (version 7),
+-- checked as a status applied at once is when its row appears.
+ALTER TABLE unmatched_statuses ADD COLUMN IF NOT EXISTS attempt integer;
+ALTER TABLE unmatched_statuses ADD COLUMN IF NOT EXISTS deployment text;
 
 CREATE INDEX IF NOT EXISTS unmatched_statuses_received
 	ON unmatched_statuses (received_at);

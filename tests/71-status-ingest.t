@@ -287,7 +287,8 @@ is "$(sql "select string_agg(id || ':' || class, ' ' order by id)
 # A status Postgres refuses spoils nothing else: the rest of its batch is
 # applied, it is named, exit 65. (Every value is checked where it enters,
 # so a constraint of the test's stands in for what Postgres may refuse.)
-sql "update campaign_recipients set status = 'sent' where id in (10, 11, 12);
+sql "update campaign_recipients set status = 'sent',
+    wamid = 'wamid.' || id where id in (10, 11, 12);
     alter table campaign_recipients add constraint not_11 check
     (id <> 11 or status <> 'delivered')"
 {

@@ -5,7 +5,10 @@
 # it, and is the only thing that will ever bring the wamid the API gave
 # (found by tests/83-chaos.t: rows sent and delivered without a wamid).
 # A wamid already recorded is kept, and one another row holds is never
-# taken.
+# taken. A status moves only its own row: the one that holds its wamid;
+# a status whose callback data names a row holding another wamid is
+# another system's (Meta sends every app of the account every status),
+# and moves nothing.
 . "$(dirname "$0")/lib.sh"
 
 pg_start
@@ -48,9 +51,10 @@ row() {
 is "$?" 0 "wa-status-ingest applies the batch"
 is "$(row "$r1")" "sent wamid.lost" \
     "an unknown row settled by its webhook takes the webhook's wamid"
-is "$(row "$r2")" "delivered wamid.own" "a wamid already recorded is kept"
-is "$(row "$r3")" "delivered -" \
-    "a wamid another row holds is not taken, and the row still moves"
+is "$(row "$r2")" "sent wamid.own" \
+    "a status whose wamid is not the row's moves nothing: another's"
+is "$(row "$r3") $(row "$r4")" "sending - delivered wamid.taken" \
+    "a wamid another row holds is that row's: it moves, the row named not"
 
 # Kept first (no such row yet), matched when the row appears: the same.
 body wamid.later delivered 999999 | wa-status-ingest 2>>"$T/err"
@@ -60,6 +64,8 @@ wa-status-ingest </dev/null 2>>"$T/err"
 is "$(row 999999)" "delivered wamid.later" \
     "a kept status gives its wamid to the row it matches later"
 is "$(cat "$T/err")" "" "nothing to complain of"
+is "$(sql "select count(*) from unmatched_statuses
+    where wamid = 'wamid.copy'")" 0 "another's status is not kept either"
 
 # wa-record's result coming after the webhook: the same wamid is no
 # stale result (the everyday race of a fast webhook); another is.
@@ -71,7 +77,7 @@ result "$r1" wamid.lost | wa-record >/dev/null 2>"$T/err"
 is "$(row "$r1") $(cat "$T/err")" "sent wamid.lost " \
     "the same wamid from wa-record after the webhook: nothing to say"
 result "$r2" wamid.copy | wa-record >/dev/null 2>"$T/err"
-is "$(row "$r2")" "delivered wamid.own" "another wamid does not replace it"
+is "$(row "$r2")" "sent wamid.own" "another wamid does not replace it"
 like "$(cat "$T/err")" "1 results not applied" "and is counted as stale"
 
 done_testing

@@ -43,7 +43,8 @@ run_dry(void)
 	if (PQntuples(res) != 1)
 		wa_die(EX_USAGE, "no campaign %s", run.id);
 	wa_claim_head(&head, run.id, PQgetvalue(res, 0, 0),
-	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
+	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+	    PQgetvalue(res, 0, 3));
 	PQclear(res);
 	PQclear(wa_pg_need(run.db, NULL, "BEGIN READ ONLY", 0, NULL));
 	PQclear(wa_pg_need(run.db, NULL, "DECLARE wa_dry NO SCROLL CURSOR FOR"

@@ -21,7 +21,9 @@
  * left (null when unlimited); expires_at, window, tz, weight and priority
  * the campaign's rules of the road, and "without_zone" the rows that
  * have no zone of their own (their country has several), for which the
- * campaign's tz stands. "graph_api" is not the campaign's but this
+ * campaign's tz stands. "deployment" is the database's tag, in every
+ * send's callback data (wapipe:TAG:ID:ATTEMPT). "graph_api" is not the
+ * campaign's but this
  * environment's: the Graph API version a run started here speaks (of
  * WA_API_BASE, WA_API_VERSION or the default), the last day Meta serves
  * it, and wa-send's warning when that is within 90 days or past.
@@ -169,7 +171,8 @@ static const char *report_sql =
     "    '{}') FROM (SELECT coalesce(category, 'other') AS k,"
     "    coalesce(sum(n * price), 0) AS v FROM ps GROUP BY 1) y))"
     "   FROM ps) END,"
-    "  'replies', " REPLIES_JSON ")"
+    "  'replies', " REPLIES_JSON ","
+    "  'deployment', (SELECT tag FROM wapipe_deployment))"
     " FROM campaigns c JOIN g t ON t.set = 15 WHERE c.id = $1";
 
 /* Every campaign with its counts, as one JSON object each. */
@@ -340,6 +343,8 @@ print(FILE *f, struct json_object *o)
 		fprintf(f, "  reason: %s\n", str(o, "state_reason"));
 	fprintf(f, "  template %s (%s) from number %s\n", str(o, "template"),
 	    str(o, "language"), str(o, "phone_number_id"));
+	fprintf(f, "  deployment %s: callback data wapipe:%s:ID:ATTEMPT\n",
+	    str(o, "deployment"), str(o, "deployment"));
 	v = wa_json_get(o, "graph_api");
 	fprintf(f, "  Graph API %s (%s%s), ", str(v, "version"),
 	    strcmp(str(v, "from"), "default") == 0 ? "wapipe's " : "from ",

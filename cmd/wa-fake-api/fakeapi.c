@@ -860,6 +860,25 @@ person(struct wa_fake *f, const struct req *q, const char *wamid,
 }
 
 /*
+ * The callback data of another deployment's message like the one whose
+ * callback is cb: "wapipe:TAG:ID:ATTEMPT" with a tag of its own, else
+ * the same (an older form names no deployment).
+ */
+static const char *
+foreign_callback(const char *cb, char *out)
+{
+	const char *c;
+
+	if (cb == NULL || strncmp(cb, WA_CALLBACK_PREFIX,
+	    strlen(WA_CALLBACK_PREFIX)) != 0 ||
+	    (c = strchr(cb + strlen(WA_CALLBACK_PREFIX), ':')) == NULL ||
+	    strchr(c + 1, ':') == NULL)
+		return cb;
+	snprintf(out, WA_CALLBACK_MAX + 16, WA_CALLBACK_PREFIX "0th3r%s", c);
+	return out;
+}
+
+/*
  * Under the lock: the statuses of an accepted message. Each comes a
  * random delay after the one before; a reordered read is sent before its
  * delivered, though its timestamp stays the later one, as with Meta.
@@ -871,15 +890,19 @@ statuses(struct wa_fake *f, const struct req *q, const char *wamid,
 {
 	int64_t sent = wa_now_ms() + hook_delay(f);
 	int64_t dlv = sent + hook_delay(f), rd = dlv + hook_delay(f);
-	char other[64];
+	char other[64], cb[WA_CALLBACK_MAX + 16];
+	struct req oq;
 	int read;
 
 	status(f, q, wamid, "sent", sent, sent, -1);
-	/* Another app of the account sends too: its status comes here, its
-	 * own wamid with the same callback data. */
+	/* Another app of the account sends too (another deployment of
+	 * wapipe, say): its status comes here, its own wamid, the same
+	 * callback data but for the deployment tag, which is its own. */
 	if (f->c.foreign_rate > 0 && unit(f) < f->c.foreign_rate) {
 		new_wamid(f, other);
-		status(f, q, other, "delivered", dlv, dlv, -1);
+		oq = *q;
+		oq.callback = foreign_callback(q->callback, cb);
+		status(f, &oq, other, "delivered", dlv, dlv, -1);
 	}
 	if (fail < 0 && f->c.fail_rate > 0 && unit(f) < f->c.fail_rate)
 		fail = unit(f) < 0.5 ? 131026 : 131049;

@@ -132,23 +132,39 @@
     "  ORDER BY i.key" \
     "  ON CONFLICT (wamid) DO NOTHING RETURNING 1)"
 
+/*
+ * A status moves only its own row: the row that holds its wamid; else
+ * the row its callback data names ($1: "id" or "id:attempt"), if that
+ * row has no wamid yet and the attempt is the row's. A status that names
+ * a row which then is not its own (the row holds another wamid, or is on
+ * another attempt) is another system's or an older attempt's: never
+ * applied, never kept, counted as foreign. (A tag of another deployment
+ * is told apart by records/status.c, before the batch.)
+ */
 static const char *apply_sql =
-    "WITH b AS (SELECT coalesce(b.rid, (SELECT c.id FROM campaign_recipients"
-    "   c WHERE c.wamid = b.wamid)) AS id, b.rid, b.wamid, b.status,"
-    "   to_timestamp(b.ts) AS at, b.code, b.title, b.class, b.pricing"
-    "  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[],"
+    "WITH b0 AS (SELECT split_part(b.rx, ':', 1)::bigint AS rid,"
+    "   nullif(split_part(b.rx, ':', 2), '')::integer AS att, b.wamid,"
+    "   b.status, to_timestamp(b.ts) AS at, b.code, b.title, b.class,"
+    "   b.pricing"
+    "  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[],"
     "   $5::integer[], $6::text[], $14::text[], $15::smallint[])"
-    "   AS b(rid, wamid, status, ts, code, title, class, pricing)),"
+    "   AS b(rx, wamid, status, ts, code, title, class, pricing)),"
+    " b AS (SELECT CASE WHEN w.id IS NOT NULL THEN w.id"
+    "    WHEN c.wamid IS NULL AND (b0.att IS NULL OR b0.att = c.attempt)"
+    "    THEN c.id END AS id, b0.*, w.id IS NULL AND c.id IS NOT NULL"
+    "    AND NOT (c.wamid IS NULL AND (b0.att IS NULL"
+    "    OR b0.att = c.attempt)) AS alien"
+    "  FROM b0 LEFT JOIN LATERAL (SELECT x.id FROM campaign_recipients x"
+    "   WHERE x.wamid = b0.wamid LIMIT 1) w ON true"
+    "  LEFT JOIN campaign_recipients c ON c.id = b0.rid),"
     " m0 AS (SELECT id, wamid, status, at, code, title, class, pricing"
     "  FROM b WHERE id IS NOT NULL),"
     UPDATE_M ","
     " kept AS (INSERT INTO unmatched_statuses (wamid, status, recipient_id,"
-    "   status_at, error_code, error_title, pricing)"
-    "  SELECT b.wamid, b.status, b.rid, b.at, b.code, b.title, b.pricing"
-    "  FROM b"
-    "  WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = b.id)"
-    "   AND NOT EXISTS (SELECT 1 FROM campaign_recipients c"
-    "    WHERE c.id = b.id)"
+    "   status_at, error_code, error_title, pricing, attempt)"
+    "  SELECT b.wamid, b.status, b.rid, b.at, b.code, b.title, b.pricing,"
+    "   b.att FROM b"
+    "  WHERE b.id IS NULL AND NOT b.alien"
     "  ON CONFLICT DO NOTHING RETURNING 1),"
     " ck AS (INSERT INTO spool_checkpoints (spool, segment, byte_offset)"
     "  SELECT $7::text, $8::bigint, $9::bigint WHERE $7::text IS NOT NULL"
@@ -164,6 +180,7 @@ static const char *apply_sql =
     INBOUND_I
     " SELECT status, lag FROM upd"
     " UNION ALL SELECT 'kept', count(*) FROM kept"
+    " UNION ALL SELECT 'foreign', count(*) FILTER (WHERE alien) FROM b"
     " UNION ALL SELECT 'checkpoint', count(*) FROM ck"
     " UNION ALL SELECT 'optout', count(*) FROM opt"
     " UNION ALL SELECT 'inbound', count(*) FROM ib";
@@ -185,9 +202,11 @@ static const char *codes_sql =
 static const char *retry_sql =
     "WITH cls AS (SELECT * FROM unnest($2::integer[], $3::text[])"
     "   AS x(code, class)),"
-    " old AS (SELECT u.wamid, u.status, coalesce(u.recipient_id,"
-    "   (SELECT c.id FROM campaign_recipients c WHERE c.wamid = u.wamid))"
-    "   AS id FROM unmatched_statuses u"
+    " old AS (SELECT u.wamid, u.status, coalesce((SELECT c.id"
+    "   FROM campaign_recipients c WHERE c.wamid = u.wamid LIMIT 1),"
+    "   (SELECT c.id FROM campaign_recipients c WHERE c.id = u.recipient_id"
+    "   AND c.wamid IS NULL AND (u.attempt IS NULL"
+    "   OR u.attempt = c.attempt))) AS id FROM unmatched_statuses u"
     "  WHERE u.received_at >= now() - make_interval(secs => $1)),"
     " d AS (DELETE FROM unmatched_statuses u"
     "  USING old o, campaign_recipients c"
@@ -228,6 +247,7 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
     struct wa_buf *a)
 {
 	const struct wa_status *s;
+	char rx[48];
 	size_t k;
 	int i;
 
@@ -235,7 +255,12 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 		wa_pg_array_start(&a[i]);
 	for (k = lo; k < hi; k++) {
 		s = &b->v[k];
-		num(&a[0], s->rid != 0, s->rid);
+		if (s->rid != 0 && s->attempt >= 0) {
+			snprintf(rx, sizeof rx, "%lld:%lld",
+			    (long long)s->rid, (long long)s->attempt);
+			wa_pg_array_add(&a[0], rx, strlen(rx));
+		} else
+			num(&a[0], s->rid != 0, s->rid);
 		wa_pg_array_add(&a[1], b->str.s + s->wamid, s->wamid_len);
 		wa_pg_array_add(&a[2], wa_rank_names[s->rank],
 		    strlen(wa_rank_names[s->rank]));
@@ -359,6 +384,20 @@ run(struct wa_status_sink *k, const char *sql, int n, const char *const *p)
 	}
 }
 
+void
+wa_status_deployment(struct wa_status_sink *k)
+{
+	PGresult *res = run(k, "SELECT tag FROM wapipe_deployment", 0, NULL);
+
+	if (res == NULL || PQntuples(res) != 1)
+		wa_die(EX_UNAVAILABLE, "the database has no deployment tag: "
+		    "its schema is older than these programs' (wa-campaign "
+		    "migrate)");
+	snprintf(k->b[0].tag, sizeof k->b[0].tag, "%s", PQgetvalue(res, 0, 0));
+	memcpy(k->b[1].tag, k->b[0].tag, sizeof k->b[1].tag);
+	PQclear(res);
+}
+
 /*
  * Takes the spool for this session (exits 75 when another process has
  * it) and returns where the last run stopped in *seg, *off (-1, 0: never).
@@ -437,6 +476,8 @@ tally(PGresult *res, struct wa_status_result *r, struct wa_metric *lag)
 				    atof(PQgetvalue(res, i, 1)));
 		} else if (strcmp(what, "kept") == 0)
 			r->kept += atoll(PQgetvalue(res, i, 1));
+		else if (strcmp(what, "foreign") == 0)
+			r->foreign += atoll(PQgetvalue(res, i, 1));
 		else if (strcmp(what, "matched") == 0)
 			r->matched += atoll(PQgetvalue(res, i, 1));
 		else if (strcmp(what, "optout") == 0)

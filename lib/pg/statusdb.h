@@ -33,6 +33,12 @@ struct wa_status_sink {
 	void		(*committed)(long long seg);
 };
 
+/*
+ * Reads this database's deployment tag into the batches (a status of
+ * another deployment is then not applied); exits 69 without one (a
+ * schema older than version 7: wa-campaign migrate).
+ */
+void wa_status_deployment(struct wa_status_sink *k);
 void wa_status_checkpoint(struct wa_status_sink *k, long long *seg,
     long long *off);
 /* Sends b[cur] with the checkpoint (seg, off); the next fills meanwhile. */

@@ -10,10 +10,16 @@
 
 void
 wa_claim_head(struct wa_buf *head, const char *id, const char *number,
-    const char *template, const char *lang)
+    const char *template, const char *lang, const char *tag)
 {
 	head->len = 0;
-	wa_buf_printf(head, ",\"campaign_id\":%s,\"phone_number_id\":", id);
+	wa_buf_printf(head, ",\"campaign_id\":%s,", id);
+	if (*tag) {
+		wa_buf_puts(head, "\"deployment\":");
+		wa_buf_json_string(head, tag, strlen(tag));
+		wa_buf_add(head, ",", 1);
+	}
+	wa_buf_puts(head, "\"phone_number_id\":");
 	wa_buf_json_string(head, number, strlen(number));
 	wa_buf_puts(head, ",\"template\":{\"name\":");
 	wa_buf_json_string(head, template, strlen(template));

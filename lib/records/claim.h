@@ -10,9 +10,13 @@
 
 #include "core/buf.h"
 
-/* The campaign's fields every request shares ($1: the campaign id). */
+/*
+ * The campaign's fields every request shares ($1: the campaign id), and
+ * the database's deployment tag.
+ */
 #define WA_CLAIM_HEAD_SQL "SELECT phone_number_id, template_name," \
-    " template_lang FROM campaigns WHERE id = $1"
+    " template_lang, (SELECT tag FROM wapipe_deployment)" \
+    " FROM campaigns WHERE id = $1"
 
 /*
  * A block of WA_CLAIM_TOKENS claim tokens, its first (sql/schema.sql's
@@ -23,9 +27,12 @@
 #define WA_CLAIM_TAG_SQL "SELECT nextval('wapipe_claim_tags')"
 #define WA_CLAIM_TOKENS 65536	/* the sequence's increment */
 
-/* Fills head with campaign id's number, template and language. */
+/*
+ * Fills head with campaign id's number, template and language, and the
+ * deployment tag ("deployment"; none when tag is empty).
+ */
 void wa_claim_head(struct wa_buf *head, const char *id, const char *number,
-    const char *template, const char *lang);
+    const char *template, const char *lang, const char *tag);
 /*
  * Adds to line the request of one row: its id, attempt and phone, and
  * its template parameters (params, n bytes of JSON: an array, or an

@@ -125,8 +125,8 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 {
 	static char why[160];
 	struct json_object *tpl, *lang, *comp, *o;
-	const char *number, *to, *name, *bad;
-	char phone[WA_PHONE_MAX], cb[WA_CALLBACK_MAX + 1];
+	const char *number, *to, *name, *bad, *tag;
+	char phone[WA_PHONE_MAX], cb[WA_CALLBACK_MAX + 1], dep[24] = "";
 	int64_t id, attempt = 0;
 	size_t n;
 
@@ -175,6 +175,16 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 	    attempt < 0))
 		return "\"attempt\" is not an integer of 0 or more (a JSON "
 		    "number, or digits without sign, space or leading zero)";
+	if ((o = wa_json_get(req, "deployment")) != NULL) {
+		tag = json_object_is_type(o, json_type_string) ?
+		    json_object_get_string(o) : "";
+		n = strlen(tag);
+		if (n < 1 || n > WA_DEPLOYMENT_MAX ||
+		    strspn(tag, "0123456789abcdefghijklmnopqrstuvwxyz") != n)
+			return "\"deployment\" is not a deployment tag (1 to "
+			    "16 digits and lower-case letters)";
+		snprintf(dep, sizeof dep, "%s:", tag);
+	}
 	if (wa_json_get(req, "id") != NULL) {
 		if (wa_json_canon_int(req, "id", &id) != 1 || id < 0)
 			return "\"id\" is not an integer of 0 or more (a "
@@ -182,7 +192,8 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 			    "leading zero)";
 		if (wa_json_get(req, "attempt") != NULL)
 			n = snprintf(cb, sizeof cb, WA_CALLBACK_PREFIX
-			    "%lld:%lld", (long long)id, (long long)attempt);
+			    "%s%lld:%lld", dep, (long long)id,
+			    (long long)attempt);
 		else
 			n = snprintf(cb, sizeof cb, WA_CALLBACK_PREFIX "%lld",
 			    (long long)id);

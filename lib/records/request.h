@@ -12,13 +12,18 @@
 #include "core/buf.h"
 
 /*
- * The biz_opaque_callback_data of every send: "wapipe:<id>:<attempt>", so
- * a status webhook finds its row even when no wamid was recorded; at
- * most WA_CALLBACK_MAX characters (Meta's limit; counted here in bytes,
- * never fewer). The one limit: requests and the fake Cloud API use it.
+ * The biz_opaque_callback_data of every send: "wapipe:<tag>:<id>:<attempt>"
+ * (the request's "deployment", the database's tag: sql/schema.sql's
+ * wapipe_deployment), so a status webhook finds its row even when no
+ * wamid was recorded, and a status of another deployment on the same
+ * account is known as such; without a deployment "wapipe:<id>:<attempt>",
+ * the form of rows sent before the tag. At most WA_CALLBACK_MAX
+ * characters (Meta's limit; counted here in bytes, never fewer). The one
+ * limit: requests and the fake Cloud API use it.
  */
 #define WA_CALLBACK_PREFIX "wapipe:"
 #define WA_CALLBACK_MAX 512
+#define WA_DEPLOYMENT_MAX 16	/* a tag's characters: 0-9, a-z */
 
 #define WA_NUMBER_ID_MAX 64	/* a phone_number_id's characters */
 

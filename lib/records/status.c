@@ -54,7 +54,8 @@
 const char *const wa_st_names[WA_ST_N] = { "sent", "delivered", "read",
     "failed", "played", "deleted", "warning", "other" };
 const char *const wa_odd_names[WA_ODD_N] = { "malformed_status",
-    "system_error", "inbound_message", "other_field", "other_object" };
+    "system_error", "inbound_message", "other_field", "other_object",
+    "foreign_status" };
 
 /* Rank of each status value in the table's order; 0: not applied. */
 static const int ranks[WA_ST_N] = { 1, 3, 4, 2, 4, 0, 0, 0 };
@@ -204,21 +205,66 @@ pricing(struct json_object *o, const char *where, unsigned long lineno)
 	return ci * 16 + ti * 4 + bi;
 }
 
-/* The recipient id in "wapipe:<id>[:<attempt>]", or 0. */
+/* The number of the n digits at s, or -1 (none, too many). */
 static int64_t
-recipient(const char *s)
+number(const char *s, size_t n)
 {
-	char *end;
-	long long id;
+	int64_t v = 0;
+	size_t i;
 
-	size_t p = strlen(WA_CALLBACK_PREFIX);
+	if (n == 0 || n > 18)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
 
-	if (s == NULL || strncmp(s, WA_CALLBACK_PREFIX, p) != 0 ||
-	    s[p] < '0' || s[p] > '9')
+/*
+ * The row callback data s names (request.h): "wapipe:<tag>:<id>:<attempt>",
+ * "wapipe:<id>:<attempt>" (before the tag) or "wapipe:<id>": its id, or
+ * 0 (none of these); its attempt in *attempt (-1: none); *foreign set
+ * when the tag is not tag, this database's.
+ */
+static int64_t
+recipient(const char *s, const char *tag, int64_t *attempt, int *foreign)
+{
+	const char *f[4];
+	size_t p = strlen(WA_CALLBACK_PREFIX), len[4];
+	int64_t id;
+	int n = 0;
+
+	*attempt = -1;
+	*foreign = 0;
+	if (s == NULL || strncmp(s, WA_CALLBACK_PREFIX, p) != 0)
 		return 0;
-	errno = 0;
-	id = strtoll(s + p, &end, 10);
-	return (*end == '\0' || *end == ':') && errno == 0 ? id : 0;
+	for (s += p; n < 4; s += len[n++] + 1) {
+		f[n] = s;
+		len[n] = strcspn(s, ":");
+		if (s[len[n]] == '\0') {
+			n++;
+			break;
+		}
+	}
+	if (n == 4)
+		return 0;
+	if (n == 3) {
+		if (len[0] > 16 || strspn(f[0], "0123456789"
+		    "abcdefghijklmnopqrstuvwxyz") < len[0] || len[0] == 0)
+			return 0;
+		*foreign = strlen(tag) != len[0] ||
+		    strncmp(f[0], tag, len[0]) != 0;
+		f[0] = f[1], len[0] = len[1];
+		f[1] = f[2], len[1] = len[2];
+		n = 2;
+	}
+	if ((id = number(f[0], len[0])) <= 0)
+		return 0;
+	if (n == 2 && (*attempt = number(f[1], len[1])) < 0)
+		return 0;
+	return id;
 }
 
 /*
@@ -267,7 +313,7 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	size_t bad_bytes;
 	int64_t ts;
 	char c[64], t[64];
-	int k;
+	int k, foreign;
 
 	/* A wamid with a NUL in it would match another one. */
 	if (id == NULL || *id == '\0' || strlen(id) > 256 || st == NULL ||
@@ -302,7 +348,15 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	s->lineno = lineno;
 	s->ts = ts;
 	s->pricing = pricing(o, where, lineno);
-	s->rid = recipient(wa_json_str(o, "biz_opaque_callback_data"));
+	s->rid = recipient(wa_json_str(o, "biz_opaque_callback_data"), b->tag,
+	    &s->attempt, &foreign);
+	if (foreign) {
+		b->n--;
+		odd(b, WA_ODD_FOREIGN, where, lineno, "a status of another "
+		    "deployment (its callback data's tag is not this "
+		    "database's)", NULL);
+		return NULL;
+	}
 	s->wamid = keep(b, id, 256, &s->wamid_len, &bad_bytes);
 	if (bad_bytes > 0) {
 		b->n--;

@@ -30,6 +30,8 @@ enum {
 				   with "from" and a phone_number_id */
 	WA_ODD_FIELD,		/* changes of another field (templates, ...) */
 	WA_ODD_OBJECT,		/* not a whatsapp_business_account body */
+	WA_ODD_FOREIGN,		/* a status whose callback data names
+				   another deployment (request.h) */
 	WA_ODD_N
 };
 extern const char *const wa_st_names[WA_ST_N];
@@ -38,6 +40,7 @@ extern const char *const wa_rank_names[];	/* by rank, 1 to 4 */
 
 struct wa_status {
 	int64_t		 rid;	/* from biz_opaque_callback_data, or 0 */
+	int64_t		 attempt;	/* the callback's attempt, or -1 */
 	int64_t		 ts;	/* the status's timestamp, or 0 */
 	int64_t		 code;	/* errors[0].code, when has_code */
 	int		 has_code;
@@ -80,6 +83,7 @@ struct wa_status_batch {
 	uint64_t	 texts;		/* inbound texts read */
 	struct wa_buf	 arr[12];	/* the batch as array parameters */
 	const char	*p[16];		/* the statement's parameters */
+	char		 tag[24];	/* this database's deployment tag */
 	char		 num[2][24];
 	const char	*spool;
 	int64_t		 t0;		/* when it was sent */
@@ -89,6 +93,7 @@ struct wa_status_batch {
 struct wa_status_result {
 	long long	 applied[4];	/* by status, in wa_st_names order */
 	long long	 kept;		/* statuses put in unmatched_statuses */
+	long long	 foreign;	/* statuses naming a row not theirs */
 	long long	 matched;	/* kept ones whose row has appeared */
 	long long	 optouts;	/* people added to suppressions */
 	long long	 inbound;	/* messages added to inbound_messages */
