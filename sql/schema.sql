@@ -484,6 +484,9 @@ CREATE TABLE IF NOT EXISTS optout_keywords (
 );
 INSERT INTO optout_keywords (keyword, lang) VALUES
 	('stop', 'en'), ('unsubscribe', 'en'), ('stop all', 'en'),
+	-- The quick reply many marketing templates carry (a tap is an
+	-- inbound button message with this text: cloud-api-2026.md §5).
+	('stop promotions', 'en'),
 	('basta', 'it'), ('cancella', 'it'), ('alto', 'es'), ('baja', 'es'),
 	('parar', 'pt'), ('sair', 'pt'), ('arret', 'fr'), ('arrêt', 'fr'),
 	('stopp', 'de'), ('abmelden', 'de')

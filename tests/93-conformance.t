@@ -6,7 +6,9 @@
 # rules of wapipe(7) give it:
 #   webhook  a body for wa-status-ingest, about a row in a given state:
 #            the row's status, wamid, error and class after it, whether
-#            the person is then suppressed, or that the row is untouched;
+#            the person is then suppressed (a suppression made before
+#            it: "suppressed_before", its reason), or that the row is
+#            untouched;
 #   answer   the Cloud API's answer (HTTP status and body) to a send,
 #            served by a canned server: wa-send's outcome and code, and
 #            the row's status once wa-record has recorded it.
@@ -82,6 +84,11 @@ for f in "$F"/w*.json; do
 	    test("^https://developers\\.facebook\\.com/")) and
 	    (.section | length > 10)' "$f" >/dev/null
 	row_for "$f" "$n"
+	if [ "$(jq -r '.suppressed_before // ""' "$f")" != "" ]; then
+		sql "insert into suppressions (scope, phone, reason) values
+		    ('$PNID', '+$digits', $(jq -r '.suppressed_before | @sh' \
+		    "$f" | sed "s/^'\(.*\)'$/'\1'/"))" >/dev/null
+	fi
 	before=$(rowtext)
 	payload "$f" | wa-status-ingest 2>"$T/err"
 	is "$?" 0 "$name: wa-status-ingest applies the body"
@@ -89,6 +96,9 @@ for f in "$F"/w*.json; do
 		is "$(rowtext)" "$before" "$name: the row is untouched"
 	fi
 	check_row "$f" "$name"
+	want=$(expect "$f" messages_stored)
+	[ -z "$want" ] || is "$(sql "select count(*) from inbound_messages
+	    where phone = '+$digits'")" "$want" "$name: messages stored"
 done
 
 # The answers: a canned server per fixture, wa-send, then wa-record.

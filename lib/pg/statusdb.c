@@ -129,8 +129,32 @@
     "     AND (c.status_at BETWEEN i.at - interval '24 hours' AND i.at" \
     "      OR c.claimed_at BETWEEN i.at - interval '24 hours' AND i.at))" \
     "   x ORDER BY o, own DESC, t DESC, id DESC LIMIT 1) r ON true" \
+    "  WHERE i.type IS DISTINCT FROM 'user_preferences'" \
     "  ORDER BY i.key" \
-    "  ON CONFLICT (wamid) DO NOTHING RETURNING 1)"
+    "  ON CONFLICT (wamid) DO NOTHING RETURNING 1)," \
+    " pv AS (SELECT i.pnid, i.phone, i.type, i.body, coalesce(" \
+    "   i.raw #>> '{system,marketing}'," \
+    "   i.raw #>> '{user_preferences,value}') AS v FROM i" \
+    "  WHERE i.phone IS NOT NULL AND i.pnid IS NOT NULL AND (i.type =" \
+    "   'user_preferences' AND i.raw #>> '{user_preferences,category}' =" \
+    "   'marketing_messages' OR i.type = 'system' AND i.raw #>>" \
+    "   '{system,type}' = 'user_preference_changed'))," \
+    " pref AS (INSERT INTO suppressions (scope, phone, reason)" \
+    "  SELECT i.pnid, i.phone, i.type || ' \"' || left(i.body, 64) || '\"'" \
+    "  FROM i WHERE i.phone IS NOT NULL AND i.pnid IS NOT NULL" \
+    "   AND i.type IN ('button', 'interactive') AND (lower(btrim(i.body))" \
+    "   IN (SELECT lower(k.keyword) FROM optout_keywords k)" \
+    "   OR lower(btrim(i.payload)) IN (SELECT lower(k.keyword)" \
+    "   FROM optout_keywords k))" \
+    "  UNION ALL SELECT pv.pnid, pv.phone, CASE pv.type WHEN 'system'" \
+    "   THEN 'system user_preference_changed stop'" \
+    "   ELSE 'user_preferences stop' END FROM pv WHERE pv.v = 'stop'" \
+    "  ON CONFLICT DO NOTHING RETURNING 1)," \
+    " unpref AS (DELETE FROM suppressions s USING pv" \
+    "  WHERE pv.v = 'resume' AND s.scope = pv.pnid AND s.phone = pv.phone" \
+    "   AND (s.reason = 'user_preferences stop'" \
+    "   OR s.reason = 'system user_preference_changed stop')" \
+    "  RETURNING 1)"
 
 /*
  * A status moves only its own row: the row that holds its wamid; else
@@ -183,7 +207,9 @@ static const char *apply_sql =
     " UNION ALL SELECT 'foreign', count(*) FILTER (WHERE alien) FROM b"
     " UNION ALL SELECT 'checkpoint', count(*) FROM ck"
     " UNION ALL SELECT 'optout', count(*) FROM opt"
-    " UNION ALL SELECT 'inbound', count(*) FROM ib";
+    " UNION ALL SELECT 'inbound', count(*) FROM ib"
+    " UNION ALL SELECT 'optout', count(*) FROM pref"
+    " UNION ALL SELECT 'resumed', count(*) FROM unpref";
 
 /*
  * The error codes of the failed statuses kept in the last $1 seconds,

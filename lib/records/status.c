@@ -508,6 +508,41 @@ put(struct wa_status_batch *b, const char *s, size_t n)
 }
 
 /*
+ * The user_preferences field (cloud-api-2026.md §5): each marketing stop
+ * or resume of value.user_preferences[] goes with the inbound messages,
+ * as one of type "user_preferences" from its wa_id, its event in raw,
+ * for pg/statusdb.c to suppress or lift (never stored as a message).
+ */
+static void
+preferences(struct wa_status_batch *b, struct json_object *ch,
+    unsigned long lineno)
+{
+	struct json_object *a = array(ch, "value.user_preferences"), *e, *m;
+	char ts[24];
+	size_t i;
+
+	for (i = 0; a != NULL && i < json_object_array_length(a); i++) {
+		e = json_object_array_get_idx(a, i);
+		if (wa_json_str(e, "wa_id") == NULL)
+			continue;
+		m = json_object_new_object();
+		json_object_object_add(m, "from", json_object_new_string(
+		    wa_json_str(e, "wa_id")));
+		json_object_object_add(m, "type",
+		    json_object_new_string("user_preferences"));
+		snprintf(ts, sizeof ts, "%lld", (long long)
+		    json_object_get_int64(wa_json_get(e, "timestamp")));
+		json_object_object_add(m, "timestamp",
+		    json_object_new_string(ts));
+		json_object_object_add(m, "user_preferences",
+		    json_object_get(e));
+		wa_inbound_add(&b->msgs, &b->nmsg, wa_json_get(ch, "value"), m,
+		    lineno);
+		json_object_put(m);
+	}
+}
+
+/*
  * Inbound message m of the change whose phone_number_id is pnid (NULL:
  * none): a text short enough to be a keyword goes into the batch; one
  * that is not a text, or lacks its sender or number, is counted odd.
@@ -562,6 +597,10 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 	char c[64], code[32];
 	size_t i;
 
+	if (field != NULL && strcmp(field, "user_preferences") == 0) {
+		preferences(b, ch, lineno);
+		return NULL;
+	}
 	if (field == NULL || strcmp(field, "messages") != 0) {
 		odd(b, WA_ODD_FIELD, where, lineno, "field", field ? field :
 		    "");
