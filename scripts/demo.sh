@@ -93,7 +93,8 @@ embedded() {
 	    --script 27=once:131000 --script 41=lost --script 0777=131050 \
 	    --error-rate 131000:0.01 --webhook-url "http://127.0.0.1:$hook/" \
 	    --webhook-delay-ms 500 --read-rate 0.6 --fail-rate 0.02 \
-	    --dup-rate 0.05 --reorder-rate 0.05 2>"$D/wa-fake-api.err" &
+	    --dup-rate 0.05 --reorder-rate 0.05 --reply-rate 0.05 \
+	    2>"$D/wa-fake-api.err" &
 	pids="$pids $!"
 	# At the Graph API version wa-send speaks by default.
 	gv=$(wa-send --version | sed -n 's/^Graph API \(v[0-9.]*\) by default$/\1/p')
@@ -165,6 +166,9 @@ campaign() {
 	# The last statuses are still on their way: give them a moment.
 	sleep 3
 	wa-campaign status "$id"
+	# 5% of the people answer (wa-fake-api --reply-rate): their replies.
+	say "campaign $id: the first replies (wa-campaign replies)"
+	wa-campaign replies "$id" >"$D/replies" && head -3 "$D/replies"
 }
 
 trap cleanup EXIT
