@@ -78,6 +78,7 @@ LD_wa-campaign = $(CXX)
 LIBS_wa-claim = $(PQ)
 LIBS_wa-record = $(PQ)
 LIBS_wa-reconcile = $(PQ)
+LIBS_wa-inbound = $(PQ)
 LIBS_wa-status-ingest = $(PQ)
 LIBS_wa-throttle = $(PQ)
 LIBS_wa-send = $(CURL)
@@ -180,13 +181,13 @@ $(BIN)/%: $$(call objs,$$*) $$(OBJ_$$*) $(ARCHIVES)
 #     messages parsed (fuzzed by fuzz/status.c) and applied,
 #     wa-status-ingest's; pg/results beside
 #     it is wa-record's half of the same table
-#   records/import, numplan, stamp, zones: a recipients file parsed
-#     (fuzzed by fuzz/import.c), wa-campaign import's
+#   records/import, numplan, zones: a recipients file parsed (fuzzed by
+#     fuzz/import.c), wa-campaign import's
 #   records/ratecard: Meta's rate card parsed (fuzzed by
 #     fuzz/ratecard.c), wa-campaign rates load's
 ONE_PROGRAM = api/answer api/guard api/multi api/send api/share pg/lease \
 	records/status records/inbound pg/statusdb records/import records/numplan \
-	records/stamp records/zones records/ratecard
+	records/zones records/ratecard
 
 # records/ is pure: it compiles with json-c's include path alone, and
 # with libpq, libcurl, libmicrohttpd and OpenSSL headers poisoned. The

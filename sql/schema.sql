@@ -1088,6 +1088,13 @@ CREATE INDEX IF NOT EXISTS inbound_messages_campaign
 	ON inbound_messages (campaign_id, sent_at) WHERE campaign_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS inbound_messages_received
 	ON inbound_messages (received_at);
+-- Where each wa-inbound --cursor NAME is: the last message it wrote
+-- (inbound_messages.id) and when it moved.
+CREATE TABLE IF NOT EXISTS inbound_cursors (
+	name		text PRIMARY KEY,
+	last_id		bigint NOT NULL DEFAULT 0,
+	updated_at	timestamptz NOT NULL DEFAULT now()
+);
 -- The attribution of a reply without context: the rows sent to a phone.
 CREATE INDEX IF NOT EXISTS campaign_recipients_phone
 	ON campaign_recipients (phone);
