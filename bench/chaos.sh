@@ -99,7 +99,7 @@ downs() {
 # callbacks: "id:attempt" of every send the fake accepted, sorted.
 callbacks() {
 	jq -r 'select(.wamid != null) | .callback // empty' "$FAKE_LOG" |
-	    sed 's/^wapipe://' | sort -u
+	    awk -F: '{ print $(NF - 1) ":" $NF }' | sort -u
 }
 # sqlw STATEMENT: sql, waiting for Postgres if a restart is under way.
 sqlw() {
@@ -396,8 +396,10 @@ sql "select wamid from campaign_recipients where campaign_id = $c
     and wamid is not null" | sort >"$T/db.wamids"
 is "$(comm -13 "$T/fake.wamids" "$T/db.wamids" | head -5)" "" \
     "every wamid recorded is one the fake gave"
+# The row id: the callback data's field before the attempt (wapipe:TAG:
+# ID:ATTEMPT, or wapipe:ID:ATTEMPT).
 jq -r 'select(.wamid != null) | .callback' "$FAKE_LOG" |
-    sed 's/^wapipe:\([0-9]*\):.*/\1/' | sort -u >"$T/fake.ids"
+    awk -F: '{ print $(NF - 1) }' | sort -u >"$T/fake.ids"
 sql "select id from campaign_recipients where campaign_id = $c
     and wamid is not null" | sort >"$T/db.ids"
 is "$(comm -23 "$T/fake.ids" "$T/db.ids" | head -5)" "" \
@@ -414,7 +416,7 @@ jq -r 'select(.wamid != null) | .to' "$FAKE_LOG" | sort | uniq -d \
 dups=$(wc -l <"$T/twice" | tr -d ' ')
 jq -r 'select(.wamid != null) | [.to, .callback] | @tsv' "$FAKE_LOG" |
     sort | join -t "$(printf '\t')" "$T/twice" - | cut -f2 |
-    sed 's/^wapipe:\([0-9]*\):.*/\1/' | sort -u >"$T/twice.ids"
+    awk -F: '{ print $(NF - 1) }' | sort -u >"$T/twice.ids"
 sed 's/:.*//' "$T/inflight" | sort -u >"$T/inflight.ids"
 srkills=$(($(count kill send) + $(count kill record)))
 bound=$((srkills * (J + BATCH)))

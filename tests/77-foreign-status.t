@@ -18,13 +18,13 @@ psql -X -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null 2>&1
 is "$(sql "select tag from wapipe_deployment")" "$tag" \
     "... which a second migration keeps"
 
-c=$(campaign 6)
+c=$(campaign 7)
 first=$(sql "select min(id) from campaign_recipients where campaign_id = $c")
-# Rows r1 to r6: claimed once (attempt 1), no wamid yet (the answer is on
-# its way, or lost); r6 on its second attempt.
+# Rows r1 to r7: claimed once (attempt 1), no wamid yet (the answer is on
+# its way, or lost); r6 and r7 on their second attempt.
 sql "update campaign_recipients set status = 'sending', attempt = 1
     where campaign_id = $c;
-    update campaign_recipients set attempt = 2 where id = $first + 5" \
+    update campaign_recipients set attempt = 2 where id >= $first + 5" \
     >/dev/null
 
 # The request and the callback data.
@@ -51,6 +51,10 @@ body() {
 	printf '"biz_opaque_callback_data":"%s"}]},' "$2"
 	printf '"field":"messages"}]}]}\n'
 }
+# failed WAMID CALLBACK: the same, a failure (131026).
+failed() {
+	body "$1" "$2" | sed 's/"status":"delivered"/"status":"failed","errors":[{"code":131026,"title":"Message undeliverable"}]/'
+}
 row() {
 	sql "select status || ' ' || coalesce(wamid, '-')
 	    from campaign_recipients where id = $1"
@@ -62,6 +66,7 @@ r() {
 	body wamid.ours "wapipe:$tag:$(r 1):1"
 	body wamid.theirs "wapipe:0th3r:$(r 2):1"
 	body wamid.older "wapipe:$tag:$(r 6):1"
+	failed wamid.olderfail "wapipe:$tag:$(r 7):1"
 	body wamid.oldform "wapipe:$(r 3):1"
 	body wamid.notag "wapipe:$(r 4)"
 } | wa-status-ingest 2>"$T/err"
@@ -71,12 +76,14 @@ is "$(row "$(r 1)")" "delivered wamid.ours" \
 is "$(row "$(r 2)")" "sending -" "another deployment's tag: the row untouched"
 like "$(cat "$T/err")" "a status of another deployment .* skipped" \
     "... said once"
-is "$(row "$(r 6)")" "sending -" "an older attempt's status: untouched"
+is "$(row "$(r 6)")" "delivered wamid.older" \
+    "an older attempt's delivered: applied (that message reached them)"
+is "$(row "$(r 7)")" "sending -" "an older attempt's failure: stale, untouched"
 is "$(row "$(r 3)")" "delivered wamid.oldform" \
     "the old form (wapipe:ID:ATTEMPT), the attempt right: applied"
 is "$(row "$(r 4)")" "delivered wamid.notag" "the oldest form (wapipe:ID): applied"
 is "$(sql "select count(*) from unmatched_statuses
-    where wamid in ('wamid.theirs', 'wamid.older')")" 0 \
+    where wamid in ('wamid.theirs', 'wamid.olderfail')")" 0 \
     "... and neither of the others is kept"
 # Applied again (Meta re-delivers): nothing moves twice.
 before=$(sql "select md5(string_agg(r::text, ',' order by id))

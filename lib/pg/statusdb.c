@@ -159,12 +159,21 @@
 /*
  * A status moves only its own row: the row that holds its wamid; else
  * the row its callback data names ($1: "id" or "id:attempt"), if that
- * row has no wamid yet and the attempt is the row's. A status that names
- * a row which then is not its own (the row holds another wamid, or is on
- * another attempt) is another system's or an older attempt's: never
- * applied, never kept, counted as foreign. (A tag of another deployment
- * is told apart by records/status.c, before the batch.)
+ * row has no wamid yet and the attempt is the row's (OURS). An older
+ * attempt's sent, delivered or read counts too: that message reached
+ * the person (its row's next attempt went out, or may, because its
+ * answer was lost), and settling the row is what keeps them from a
+ * third; an older attempt's failure is stale and moves nothing. A
+ * status that names a row which then is not its own (the row holds
+ * another wamid, or the attempt is another's) is another system's or an
+ * older attempt's: never applied, never kept, counted as foreign. (A tag
+ * of another deployment is told apart by records/status.c, before the
+ * batch.)
  */
+#define OURS(att, status, c) \
+    "(" c ".wamid IS NULL AND (" att " IS NULL OR " att " = " c ".attempt" \
+    " OR (" att " < " c ".attempt AND " status " <> 'failed')))"
+
 static const char *apply_sql =
     "WITH b0 AS (SELECT split_part(b.rx, ':', 1)::bigint AS rid,"
     "   nullif(split_part(b.rx, ':', 2), '')::integer AS att, b.wamid,"
@@ -174,10 +183,9 @@ static const char *apply_sql =
     "   $5::integer[], $6::text[], $14::text[], $15::smallint[])"
     "   AS b(rx, wamid, status, ts, code, title, class, pricing)),"
     " b AS (SELECT CASE WHEN w.id IS NOT NULL THEN w.id"
-    "    WHEN c.wamid IS NULL AND (b0.att IS NULL OR b0.att = c.attempt)"
+    "    WHEN " OURS("b0.att", "b0.status", "c")
     "    THEN c.id END AS id, b0.*, w.id IS NULL AND c.id IS NOT NULL"
-    "    AND NOT (c.wamid IS NULL AND (b0.att IS NULL"
-    "    OR b0.att = c.attempt)) AS alien"
+    "    AND NOT " OURS("b0.att", "b0.status", "c") " AS alien"
     "  FROM b0 LEFT JOIN LATERAL (SELECT x.id FROM campaign_recipients x"
     "   WHERE x.wamid = b0.wamid LIMIT 1) w ON true"
     "  LEFT JOIN campaign_recipients c ON c.id = b0.rid),"
@@ -231,8 +239,8 @@ static const char *retry_sql =
     " old AS (SELECT u.wamid, u.status, coalesce((SELECT c.id"
     "   FROM campaign_recipients c WHERE c.wamid = u.wamid LIMIT 1),"
     "   (SELECT c.id FROM campaign_recipients c WHERE c.id = u.recipient_id"
-    "   AND c.wamid IS NULL AND (u.attempt IS NULL"
-    "   OR u.attempt = c.attempt))) AS id FROM unmatched_statuses u"
+    "   AND " OURS("u.attempt", "u.status", "c") ")) AS id"
+    "  FROM unmatched_statuses u"
     "  WHERE u.received_at >= now() - make_interval(secs => $1)),"
     " d AS (DELETE FROM unmatched_statuses u"
     "  USING old o, campaign_recipients c"
