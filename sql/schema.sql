@@ -100,6 +100,14 @@ SELECT substr(md5(random()::text || clock_timestamp()::text ||
     pg_backend_pid()::text), 1, 8)
 WHERE NOT EXISTS (SELECT 1 FROM wapipe_deployment);
 
+-- The person's WhatsApp id, where the send's answer (contacts[].wa_id)
+-- gave one that is not the number sent to (version 7): an old Brazilian
+-- account's lacks the ninth digit, and the person's messages, opt-outs
+-- and statuses carry it. NULL for nearly every row (no byte written).
+ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS wa_id text;
+CREATE INDEX IF NOT EXISTS campaign_recipients_wa_id
+	ON campaign_recipients (wa_id) WHERE wa_id IS NOT NULL;
+
 -- The last outage of the API that wa-record saw for the campaign (results
 -- of class outage: the API unreachable): when it began, when its last
 -- result came, when a result that reached the API ended it (NULL while it

@@ -84,6 +84,14 @@ wa_answer_http(struct wa_answer *a, long http, const char *body, size_t len)
 			wa_answer_text(a->wamid, sizeof a->wamid, t);
 			wa_answer_text(a->status, sizeof a->status,
 			    wa_json_str(msg, "message_status"));
+			/* The person's WhatsApp id: not always the number
+			 * sent to (an old Brazilian account's lacks its
+			 * ninth digit), and what their messages carry. */
+			if (json_object_is_type(wa_json_get(o, "contacts"),
+			    json_type_array))
+				wa_answer_text(a->wa_id, sizeof a->wa_id,
+				    wa_json_str(json_object_array_get_idx(
+				    wa_json_get(o, "contacts"), 0), "wa_id"));
 		} else {
 			a->class = WA_AMBIGUOUS;
 			snprintf(a->title, sizeof a->title, "HTTP %ld with %s",
@@ -160,6 +168,8 @@ wa_answer_out(const struct wa_request *s, const struct wa_answer *a)
 	    wa_class_outcome(a->class), wa_class_name(a->class));
 	if (*a->wamid)
 		text(&b, ",\"wamid\":", a->wamid);
+	if (*a->wa_id)
+		text(&b, ",\"wa_id\":", a->wa_id);
 	if (*a->status)
 		text(&b, ",\"message_status\":", a->status);
 	if (a->http > 0)

@@ -18,6 +18,7 @@ struct wa_answer {
 	int		 curl;		/* the CURLcode, 0 if answered */
 	int64_t		 latency_ms;
 	char		 wamid[192];
+	char		 wa_id[48];	/* contacts[0].wa_id, or "" */
 	char		 status[48];	/* messages[0].message_status */
 	char		 title[256];
 };

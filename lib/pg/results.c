@@ -44,9 +44,9 @@ static const char *apply_sql =
     "WITH r AS (SELECT *, coalesce(class IN ('outage', 'unsent'), false)"
     "   AS free FROM unnest($1::bigint[], $2::int[], $3::text[],"
     "   $4::text[], $5::int[], $6::text[], $7::bigint[], $8::text[],"
-    "   $9::int[])"
+    "   $9::int[], $10::text[])"
     "   AS r(id, attempt, outcome, wamid, code, title, delay_ms, class,"
-    "   subcode)),"
+    "   subcode, wa_id)),"
     " upd AS (UPDATE campaign_recipients c SET"
     "   status = CASE WHEN c.status <> 'sending' THEN"
     "     CASE WHEN c.status IN ('unknown', 'pending') THEN 'sent'"
@@ -62,6 +62,7 @@ static const char *apply_sql =
     "     THEN now() + r.delay_ms * interval '1 millisecond'"
     "     ELSE c.next_attempt_at END,"
     "   wamid = coalesce(c.wamid, r.wamid), claim_token = NULL,"
+    "   wa_id = coalesce(r.wa_id, c.wa_id),"
     "   status_at = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
     "     THEN now() ELSE c.status_at END,"
     "   error_code = CASE WHEN c.status IN ('sending', 'unknown', 'pending')"
@@ -140,6 +141,8 @@ struct row {
 	int64_t		 delay_ms;
 	const char	*class;		/* a wa_class_name, or NULL */
 	size_t		 wamid, title;	/* offsets in str, or 0: none */
+	size_t		 wa_id;		/* the same: only one that is not
+					   the number sent to */
 	size_t		 line, len;	/* the input line, in lines */
 	const char	*name;
 	unsigned long	 lineno;
@@ -153,7 +156,7 @@ struct wa_results {
 	size_t		*order;		/* v's indices sorted by id */
 	struct wa_buf	 str;		/* wamids and titles, NUL-ended */
 	struct wa_buf	 lines;		/* the batch's lines, to echo or keep */
-	struct wa_buf	 a[9];		/* the statement's arrays */
+	struct wa_buf	 a[10];		/* the statement's arrays */
 	unsigned long long done[WA_OUTCOMES], stale, norow, refused;
 	char		 norow_ids[96];	/* the first ids no row has */
 	void		(*on_refused)(const char *, size_t, const char *,
@@ -181,7 +184,7 @@ wa_results_free(struct wa_results *r)
 
 	if (r == NULL)
 		return;
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < 10; i++)
 		wa_buf_free(&r->a[i]);
 	wa_buf_free(&r->str);
 	wa_buf_free(&r->lines);
@@ -286,7 +289,7 @@ wa_results_take(struct wa_results *r, struct json_object *obj,
     const char *line, size_t len, const char *name, unsigned long lineno)
 {
 	struct row *w;
-	const char *s;
+	const char *s, *to, *wa_id;
 	int64_t id, attempt, code;
 	int k;
 
@@ -332,6 +335,14 @@ wa_results_take(struct wa_results *r, struct json_object *obj,
 		w->class = NULL;
 	w->delay_ms = k == 1 ? delay(r, obj, attempt, w->class) : 0;
 	w->wamid = k == 0 ? keep(r, wa_json_str(obj, "result.wamid")) : 0;
+	/* The answer's wa_id, kept only where it is not the number: the
+	 * rare row (a Brazilian number's old account) pays for it. */
+	to = wa_json_str(obj, "to");
+	wa_id = wa_json_str(obj, "result.wa_id");
+	w->wa_id = k == 0 && wa_id != NULL && strlen(wa_id) <= 32 &&
+	    wa_id[strspn(wa_id, "0123456789")] == '\0' && *wa_id &&
+	    (to == NULL || strcmp(to + (*to == '+'), wa_id) != 0) ?
+	    keep(r, wa_id) : 0;
 	w->title = keep(r, wa_json_str(obj, "result.error.title"));
 	w->line = r->lines.len;
 	w->len = len;
@@ -363,11 +374,11 @@ byid(const void *a, const void *b)
 static PGresult *
 run(struct wa_results *r, size_t lo, size_t hi, int wait)
 {
-	const char *p[9];
+	const char *p[10];
 	size_t i;
 	int j;
 
-	for (j = 0; j < 9; j++)
+	for (j = 0; j < 10; j++)
 		wa_pg_array_start(&r->a[j]);
 	for (i = lo; i < hi; i++) {
 		const struct row *w = &r->v[r->order[i]];
@@ -387,14 +398,15 @@ run(struct wa_results *r, size_t lo, size_t hi, int wait)
 			wa_pg_array_int(&r->a[8], w->subcode);
 		else
 			wa_pg_array_null(&r->a[8]);
+		wa_pg_array_str(&r->a[9], str(r, w->wa_id));
 	}
-	for (j = 0; j < 9; j++) {
+	for (j = 0; j < 10; j++) {
 		wa_pg_array_end(&r->a[j]);
 		p[j] = r->a[j].s;
 	}
 	if (!wait)
-		return wa_pg_try(r->db, "wa_record_apply", apply_sql, 9, p);
-	return wa_pg_run(r->db, "wa_record_apply", apply_sql, 9, p);
+		return wa_pg_try(r->db, "wa_record_apply", apply_sql, 10, p);
+	return wa_pg_run(r->db, "wa_record_apply", apply_sql, 10, p);
 }
 
 /*

@@ -106,6 +106,14 @@
  * or read to the same phone, sent or updated within the 24 h before the
  * message (the window it would answer); the campaign's own number first.
  */
+/*
+ * The number of the person whose WhatsApp id is phone without its '+':
+ * a row's whose answer gave that wa_id (an old Brazilian account's, the
+ * ninth digit missing), else phone itself.
+ */
+#define PERSON(phone) "coalesce((SELECT c.phone FROM campaign_recipients c" \
+    " WHERE c.wa_id = substr(" phone ", 2) LIMIT 1), " phone ")"
+
 #define INBOUND_I \
     " i AS (SELECT coalesce(j.wamid, 'nowamid:' || md5(j.raw::text))" \
     "   AS key, j.*, coalesce(to_timestamp(j.ts), now()) AS at" \
@@ -124,10 +132,12 @@
     "    UNION ALL SELECT 1, g.phone_number_id IS NOT DISTINCT FROM" \
     "    i.pnid, c.id, c.campaign_id, greatest(c.status_at, c.claimed_at)" \
     "    FROM campaign_recipients c JOIN campaigns g" \
-    "    ON g.id = c.campaign_id WHERE c.phone = i.phone" \
+    "    ON g.id = c.campaign_id WHERE (c.phone = i.phone" \
+    "     OR c.wa_id = substr(i.phone, 2))" \
     "     AND c.status IN ('sent', 'delivered', 'read')" \
     "     AND (c.status_at BETWEEN i.at - interval '24 hours' AND i.at" \
-    "      OR c.claimed_at BETWEEN i.at - interval '24 hours' AND i.at))" \
+    "      + interval '1 second' OR c.claimed_at BETWEEN i.at" \
+    "      - interval '24 hours' AND i.at + interval '1 second'))" \
     "   x ORDER BY o, own DESC, t DESC, id DESC LIMIT 1) r ON true" \
     "  WHERE i.type IS DISTINCT FROM 'user_preferences'" \
     "  ORDER BY i.key" \
@@ -140,18 +150,21 @@
     "   'marketing_messages' OR i.type = 'system' AND i.raw #>>" \
     "   '{system,type}' = 'user_preference_changed'))," \
     " pref AS (INSERT INTO suppressions (scope, phone, reason)" \
-    "  SELECT i.pnid, i.phone, i.type || ' \"' || left(i.body, 64) || '\"'" \
+    "  SELECT i.pnid, " PERSON("i.phone") "," \
+    "   i.type || ' \"' || left(i.body, 64) || '\"'" \
     "  FROM i WHERE i.phone IS NOT NULL AND i.pnid IS NOT NULL" \
     "   AND i.type IN ('button', 'interactive') AND (lower(btrim(i.body))" \
     "   IN (SELECT lower(k.keyword) FROM optout_keywords k)" \
     "   OR lower(btrim(i.payload)) IN (SELECT lower(k.keyword)" \
     "   FROM optout_keywords k))" \
-    "  UNION ALL SELECT pv.pnid, pv.phone, CASE pv.type WHEN 'system'" \
+    "  UNION ALL SELECT pv.pnid, " PERSON("pv.phone") "," \
+    "   CASE pv.type WHEN 'system'" \
     "   THEN 'system user_preference_changed stop'" \
     "   ELSE 'user_preferences stop' END FROM pv WHERE pv.v = 'stop'" \
     "  ON CONFLICT DO NOTHING RETURNING 1)," \
     " unpref AS (DELETE FROM suppressions s USING pv" \
-    "  WHERE pv.v = 'resume' AND s.scope = pv.pnid AND s.phone = pv.phone" \
+    "  WHERE pv.v = 'resume' AND s.scope = pv.pnid" \
+    "   AND s.phone = " PERSON("pv.phone") \
     "   AND (s.reason = 'user_preferences stop'" \
     "   OR s.reason = 'system user_preference_changed stop')" \
     "  RETURNING 1)"
@@ -204,7 +217,8 @@ static const char *apply_sql =
     "   byte_offset = excluded.byte_offset, updated_at = now()"
     "  RETURNING 1),"
     " opt AS (INSERT INTO suppressions (scope, phone, reason)"
-    "  SELECT o.scope, o.phone, 'inbound \"' || o.said || '\"'"
+    "  SELECT o.scope, " PERSON("o.phone") ","
+    "   'inbound \"' || o.said || '\"'"
     "  FROM unnest($10::text[], $11::text[], $12::text[], $13::text[])"
     "   AS o(scope, phone, said, word)"
     "  WHERE o.word IN (SELECT lower(k.keyword) FROM optout_keywords k)"
