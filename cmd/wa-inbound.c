@@ -163,8 +163,10 @@ main(int argc, char **argv)
 		n = PQntuples(res);
 		for (i = 0; i < n; i++)
 			printf("%s\n", PQgetvalue(res, i, 1));
-		if (fflush(stdout) == EOF || ferror(stdout))
+		if (fflush(stdout) == EOF || ferror(stdout)) {
+			PQclear(res);
 			wa_die(EX_IOERR, "write to stdout:");
+		}
 		if (n > 0) {
 			snprintf(last, sizeof last, "%s",
 			    PQgetvalue(res, n - 1, 0));

@@ -72,9 +72,11 @@ left(char *state, size_t size, char *when, size_t wsize)
 	PGresult *res = wa_pg_need(run.db, NULL, left_sql, 1, &run.id);
 	long long ms;
 
-	if (PQntuples(res) != 1)
+	if (PQntuples(res) != 1) {
+		PQclear(res);
 		wa_die(EX_USAGE, "campaign %s is gone: it was deleted",
 		    run.id);
+	}
 	snprintf(state, size, "%s", PQgetvalue(res, 0, 0));
 	ms = atoll(PQgetvalue(res, 0, 1));
 	snprintf(when, wsize, "%s", PQgetvalue(res, 0, 2));

@@ -108,29 +108,37 @@ find(const char *cmd)
 static int
 schedule(PGconn *conn, const char *id, const char *s)
 {
-	char t[WA_STAMP_MAX], in[32];
+	char t[WA_STAMP_MAX], in[32], state[16], local[40], zone[64], at[40];
 	enum wa_when kind;
 	const char *why = wa_stamp_when(s, strlen(s), t, &kind);
 	const char *p[4] = { id }, *q[3];
-	PGresult *w, *res;
-	int done;
+	PGresult *res;
+	int found, later = 0, done;
 
 	if (why != NULL)
 		wa_die(EX_DATAERR, "--at '%s': %s", s, why);
 	p[1 + kind] = t;
-	w = wa_pg_must(conn, when_sql, 4, p);
-	if (PQntuples(w) != 1)
+	/* Copied out and cleared before any exit: nothing left to leak. */
+	res = wa_pg_must(conn, when_sql, 4, p);
+	if ((found = PQntuples(res) == 1)) {
+		snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, 0));
+		later = *PQgetvalue(res, 0, 1) == 't';
+		snprintf(local, sizeof local, "%s", PQgetvalue(res, 0, 2));
+		snprintf(zone, sizeof zone, "%s", PQgetvalue(res, 0, 3));
+		snprintf(at, sizeof at, "%s", PQgetvalue(res, 0, 4));
+		campaign_span(in, sizeof in, atoll(PQgetvalue(res, 0, 5)));
+	}
+	PQclear(res);
+	if (!found)
 		wa_die(EX_USAGE, "no campaign %s", id);
-	if (strcmp(PQgetvalue(w, 0, 0), "draft") != 0 &&
-	    strcmp(PQgetvalue(w, 0, 0), "scheduled") != 0)
+	if (strcmp(state, "draft") != 0 && strcmp(state, "scheduled") != 0)
 		wa_die(EX_DATAERR, "campaign %s is %s: only a draft or a "
-		    "scheduled one can be scheduled", id, PQgetvalue(w, 0, 0));
-	if (*PQgetvalue(w, 0, 1) != 't')
+		    "scheduled one can be scheduled", id, state);
+	if (!later)
 		wa_die(EX_DATAERR, "--at %s is %s %s, not to come: nothing "
-		    "changed", s, PQgetvalue(w, 0, 2), PQgetvalue(w, 0, 3));
+		    "changed", s, local, zone);
 	q[0] = id;
-	q[1] = q[2] = PQgetvalue(w, 0, 4);
-	campaign_span(in, sizeof in, atoll(PQgetvalue(w, 0, 5)));
+	q[1] = q[2] = at;
 	res = wa_pg_must(conn, schedule_sql, 3, q);
 	done = strcmp(PQcmdTuples(res), "1") == 0;
 	PQclear(res);
@@ -138,9 +146,8 @@ schedule(PGconn *conn, const char *id, const char *s)
 		wa_die(EX_DATAERR, "campaign %s is %s: only a draft or a "
 		    "scheduled one can be scheduled", id,
 		    campaign_state(conn, id, 0));
-	printf("campaign %s starts at %s %s (%s), in %s\n", id,
-	    PQgetvalue(w, 0, 2), PQgetvalue(w, 0, 3), q[1], in);
-	PQclear(w);
+	printf("campaign %s starts at %s %s (%s), in %s\n", id, local, zone,
+	    at, in);
 	return 0;
 }
 
