@@ -195,13 +195,18 @@ static const char *apply_sql =
     "  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[],"
     "   $5::integer[], $6::text[], $14::text[], $15::smallint[])"
     "   AS b(rx, wamid, status, ts, code, title, class, pricing)),"
-    " b AS (SELECT CASE WHEN w.id IS NOT NULL THEN w.id"
+    " b AS (SELECT CASE WHEN c.wamid = b0.wamid THEN c.id"
+    "    WHEN w.id IS NOT NULL THEN w.id"
     "    WHEN " OURS("b0.att", "b0.status", "c")
-    "    THEN c.id END AS id, b0.*, w.id IS NULL AND c.id IS NOT NULL"
+    "    THEN c.id END AS id, b0.*, c.wamid IS DISTINCT FROM b0.wamid"
+    "    AND w.id IS NULL AND c.id IS NOT NULL"
     "    AND NOT " OURS("b0.att", "b0.status", "c") " AS alien"
-    "  FROM b0 LEFT JOIN LATERAL (SELECT x.id FROM campaign_recipients x"
-    "   WHERE x.wamid = b0.wamid LIMIT 1) w ON true"
-    "  LEFT JOIN campaign_recipients c ON c.id = b0.rid),"
+    "  FROM b0 LEFT JOIN campaign_recipients c ON c.id = b0.rid"
+    /* The wamid's row looked up only when the named row is not it:
+     * the usual status (its row named and holding it) costs one probe. */
+    "  LEFT JOIN LATERAL (SELECT x.id FROM campaign_recipients x"
+    "   WHERE x.wamid = b0.wamid AND c.wamid IS DISTINCT FROM b0.wamid"
+    "   LIMIT 1) w ON true),"
     " m0 AS (SELECT id, wamid, status, at, code, title, class, pricing"
     "  FROM b WHERE id IS NOT NULL),"
     UPDATE_M ","
