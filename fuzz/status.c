@@ -17,6 +17,7 @@
  * object, with no \u0000 (jsonb refuses it).
  */
 #include "fuzz.h"
+#include "records/inbound.h"
 #include "records/status.h"
 
 int
@@ -93,14 +94,22 @@ check_inbound(const struct wa_status_batch *b, const struct wa_inbound *t)
 {
 	static struct wa_buf f;
 	const char *w;
+	char id[160];
 	size_t i;
 	char c;
 
 	PROP(t->scope_len >= 1 && t->scope_len <= 64);
 	PROP(all_digits(b, t->scope, t->scope_len));
-	PROP(t->phone_len >= 2 && t->phone_len <= 16);
-	PROP(b->str.s[t->phone] == '+');
-	PROP(all_digits(b, t->phone + 1, t->phone_len - 1));
+	if (b->str.s[t->phone] == '+') {
+		PROP(t->phone_len >= 2 && t->phone_len <= 16);
+		PROP(all_digits(b, t->phone + 1, t->phone_len - 1));
+	} else {
+		/* A BSUID: its whole shape, and nothing after it. */
+		PROP(t->phone_len >= 4 && t->phone_len <= 3 + 4 + 128);
+		snprintf(id, sizeof id, "%.*s", (int)t->phone_len,
+		    b->str.s + t->phone);
+		PROP(strlen(id) == t->phone_len && wa_bsuid_ok(id));
+	}
 	PROP(t->said_len >= 1 && t->said_len <= WA_INBOUND_MAX);
 	PROP(text_ok(b, t->said, t->said_len));
 	c = b->str.s[t->said];
@@ -168,6 +177,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			PROP(s->code >= INT32_MIN && s->code <= INT32_MAX);
 		PROP(s->pricing == -1 || (s->pricing >= 0 &&
 		    s->pricing / 16 <= 7 && s->pricing % 4 <= 2));
+		if (s->uid_len > 0) {
+			PROP(s->uid_len <= 3 + 4 + 128);
+			snprintf(w, sizeof w, "%.*s", (int)s->uid_len,
+			    b.str.s + s->uid);
+			PROP(strlen(w) == s->uid_len && wa_bsuid_ok(w));
+		}
 	}
 	/* Which messages had a priced status, before the reduction. */
 	priced = calloc(b.n + 1, 1);

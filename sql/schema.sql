@@ -484,6 +484,43 @@ CREATE TABLE IF NOT EXISTS suppressions (
 -- at once: one descent of this index, not one of the key's per scope.
 CREATE INDEX IF NOT EXISTS suppressions_phone ON suppressions (phone);
 
+-- Who a business-scoped user id (BSUID, cloud-api-2026.md §6) is: the
+-- number a status of a message sent to it, or a message from it, named
+-- with the id (wa-status-ingest). Meta gives one id per person and
+-- portfolio, and a new number a new id: an id names one number. An
+-- opt-out from someone Meta names by the id alone is kept under the id
+-- until then (scope, the id as phone); the trigger below moves it to
+-- the number when the two are first seen together.
+CREATE TABLE IF NOT EXISTS user_ids (
+	user_id		text PRIMARY KEY,
+	phone		text NOT NULL,
+	seen_at		timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE OR REPLACE FUNCTION suppress_user_ids() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	WITH moved AS (DELETE FROM suppressions s USING fresh f
+	    WHERE s.phone = f.user_id
+	    RETURNING s.scope, f.phone, s.reason, s.added_at)
+	INSERT INTO suppressions (scope, phone, reason, added_at)
+	SELECT scope, phone, reason, added_at FROM moved
+	ON CONFLICT DO NOTHING;
+	RETURN NULL;
+END
+$$;
+
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname =
+	    'suppress_user_ids' AND tgrelid = 'user_ids'::regclass) THEN
+		CREATE TRIGGER suppress_user_ids AFTER INSERT ON user_ids
+		REFERENCING NEW TABLE AS fresh
+		FOR EACH STATEMENT EXECUTE FUNCTION suppress_user_ids();
+	END IF;
+END
+$$;
+
 -- An inbound message whose whole text is one of these (trimmed, any
 -- case) opts its sender out of the number that received it.
 CREATE TABLE IF NOT EXISTS optout_keywords (

@@ -173,17 +173,17 @@ body '{"from_user_id":"US.13491208655302741918","id":"wamid.in.z1","timestamp":"
     sed 's/"wa_id":"15550000001",//' | ingest
 is "$(col z1 "coalesce(phone, '-'), coalesce(wa_id, '-'), bsuid, body,
     coalesce(campaign_id::text, '-')")" \
-    '-|-|US.13491208655302741918|by username|-' \
-    'a BSUID-only sender: no phone, its BSUID, linked to nothing'
+    "-|-|US.13491208655302741918|by username|$cid" \
+    'a BSUID-only sender: no phone, its BSUID, linked through the BSUID t1 came with'
 sql "delete from inbound_messages where wamid = 'wamid.in.z1'" >/dev/null
 
 # (e) replies: campaign 1's, as NDJSON.
 wa-campaign replies --json "$cid" >"$T/replies" 2>"$T/replies.err"
 is "$?" 0 'replies exits 0'
-is "$(jq -c . "$T/replies" | wc -l | tr -d ' ')" 4 \
-    'one line per reply (b1, i1, r1, t1: i1 and r1 both from row 3)'
+is "$(jq -c . "$T/replies" | wc -l | tr -d ' ')" 5 \
+    'one line per reply (b1, i1, r1, t1, x1: i1 and r1 both from row 3, x1 by its contact'"'"'s BSUID)'
 is "$(jq -r .wamid "$T/replies" | sort | tr '\n' ' ')" \
-    'wamid.in.b1 wamid.in.i1 wamid.in.r1 wamid.in.t1 ' \
+    'wamid.in.b1 wamid.in.i1 wamid.in.r1 wamid.in.t1 wamid.in.x1 ' \
     'the replies of campaign 1'
 is "$(jq -r 'select(.wamid == "wamid.in.t1") | [.phone, .wa_id, .type,
     .text, .recipient_id] | join("|")' "$T/replies")" \
@@ -195,7 +195,7 @@ is "$(jq -r 'select(.wamid == "wamid.in.t1") | (.window_closes_at |
 is "$(wa-campaign replies "$cid2" | wc -l | tr -d ' ')" 0 \
     'campaign 2 has none (its rows are older than campaign 1s)'
 wa-campaign replies "$cid" >"$T/replies.txt"
-is "$(wc -l <"$T/replies.txt" | tr -d ' ')" 4 'without --json: a line per reply'
+is "$(wc -l <"$T/replies.txt" | tr -d ' ')" 5 'without --json: a line per reply'
 like "$(grep -F 'Hello' "$T/replies.txt")" \
     '^[0-9T:-]+Z +\+15550000001 +text +Hello, is it on sale\? \(row 1, window closes [0-9T:-]+Z\)$' \
     '... for people: time, phone, type, text, row, the window'
@@ -203,9 +203,9 @@ exits 64 'replies of no such campaign: 64' \
     sh -c "wa-campaign replies 999999 2>/dev/null"
 wa-campaign status --json "$cid" >"$T/status.json"
 is "$(jq -r '.replies | [.count, .people, .rate] | map(tostring) | join("|")' \
-    "$T/status.json")" '4|3|0.75' \
+    "$T/status.json")" '5|3|0.75' \
     'status --json: replies, people who replied, rate over the 4 messaged'
-like "$(wa-campaign status "$cid")" 'replies +4 from 3 of 4 people messaged \(75\.0%\)' \
+like "$(wa-campaign status "$cid")" 'replies +5 from 3 of 4 people messaged \(75\.0%\)' \
     'status says it in words'
 
 # (f) prune: only rows older than the retention.

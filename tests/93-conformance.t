@@ -13,7 +13,8 @@
 #            served by a canned server: wa-send's outcome and code, and
 #            the row's status once wa-record has recorded it.
 # In the payloads @DIGITS@ is the row's number without '+', @WAMID@ its
-# wamid and @CALLBACK@ the callback data wa-send gives it. Optional
+# wamid, @CALLBACK@ the callback data wa-send gives it and @BSUID@ the
+# business-scoped user id Meta would know the person by. Optional
 # fields Meta documents are absent in at least one fixture, and fields
 # wapipe does not know present in at least one.
 . "$(dirname "$0")/lib.sh"
@@ -45,7 +46,8 @@ row_for() {
 # payload FIXTURE: its payload, on one line, the placeholders filled.
 payload() {
 	jq -c .payload "$1" | sed -e "s/@DIGITS@/$digits/g" \
-	    -e "s/@WAMID@/$wamid/g" -e "s/@CALLBACK@/$callback/g"
+	    -e "s/@WAMID@/$wamid/g" -e "s/@CALLBACK@/$callback/g" \
+	    -e "s/@BSUID@/US.90$digits/g"
 }
 
 # expect FIXTURE KEY: the expected value at KEY (compact JSON), or "".
@@ -74,6 +76,10 @@ check_row() {
 	done
 	want=$(expect "$1" suppressed)
 	[ -z "$want" ] || is "$(suppressed)" "$want" "$2: suppressed $want"
+	want=$(expect "$1" user_id_kept)
+	[ -z "$want" ] || is "$(sql "select phone from user_ids
+	    where user_id = 'US.90$digits'")" "+$digits" \
+	    "$2: the user id is known to be the row's number"
 }
 
 n=0
@@ -141,7 +147,8 @@ statuses() {
 	all | jq -c 'select(.kind == "webhook") |
 	    .payload.entry[].changes[].value.statuses[]?'
 }
-for k in recipient_id biz_opaque_callback_data pricing conversation; do
+for k in recipient_id recipient_user_id biz_opaque_callback_data pricing \
+    conversation; do
 	ok "some status lacks $k, some has it" sh -c '
 	    test "$(echo "$1" | jq -c "select(has(\"$2\") | not)" | wc -l)" -gt 0 &&
 	    test "$(echo "$1" | jq -c "select(has(\"$2\"))" | wc -l)" -gt 0' \

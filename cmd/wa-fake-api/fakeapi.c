@@ -726,13 +726,18 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 	const struct meta_error *e;
 	int64_t off = wa_unix_ms() - wa_now_ms();
 	long long secs = (ts + off) / 1000;
-	char id[16];
+	char id[16], uid[32];
 
 	wa_buf_puts(&b, "{\"id\":");
 	wa_buf_json_string(&b, wamid, strlen(wamid));
 	wa_buf_printf(&b, ",\"status\":\"%s\",\"timestamp\":\"%lld\","
 	    "\"recipient_id\":\"%s\"", st, secs,
 	    people_wa_id(q->to + 1, f->c.old_br, id));
+	/* The BSUID page: on every status but the failure of a message
+	   sent to a phone number. */
+	if (code < 0)
+		wa_buf_printf(&b, ",\"recipient_user_id\":\"%s\"",
+		    people_user_id(id, uid, sizeof uid));
 	if (q->callback != NULL) {
 		wa_buf_puts(&b, ",\"biz_opaque_callback_data\":");
 		wa_buf_json_string(&b, q->callback, strlen(q->callback));

@@ -114,6 +114,24 @@
 #define PERSON(phone) "coalesce((SELECT c.phone FROM campaign_recipients c" \
     " WHERE c.wa_id = substr(" phone ", 2) LIMIT 1), " phone ")"
 
+/*
+ * The number a business-scoped user id was seen with: in user_ids, or
+ * on a status of this batch (b, apply_sql's), not yet in it.
+ */
+#define KNOWN(uid) "coalesce((SELECT u.phone FROM user_ids u" \
+    " WHERE u.user_id = " uid "), (SELECT c.phone FROM b" \
+    " JOIN campaign_recipients c ON c.id = b.id WHERE b.uid = " uid \
+    " LIMIT 1))"
+
+/*
+ * The person who is phone (PERSON), or, when Meta named them by their
+ * business-scoped user id alone, the number that id was seen with
+ * (KNOWN), else the id itself: an opt-out kept under it moves to the
+ * number when the two are first seen together (sql/schema.sql).
+ */
+#define WHO(phone, uid) "coalesce(" PERSON(phone) ", " KNOWN(uid) ", " \
+    uid ")"
+
 #define INBOUND_I \
     " i AS (SELECT coalesce(j.wamid, 'nowamid:' || md5(j.raw::text))" \
     "   AS key, j.*, coalesce(to_timestamp(j.ts), now()) AS at" \
@@ -133,7 +151,8 @@
     "    i.pnid, c.id, c.campaign_id, greatest(c.status_at, c.claimed_at)" \
     "    FROM campaign_recipients c JOIN campaigns g" \
     "    ON g.id = c.campaign_id WHERE (c.phone = i.phone" \
-    "     OR c.wa_id = substr(i.phone, 2))" \
+    "     OR c.wa_id = substr(i.phone, 2)" \
+    "     OR i.phone IS NULL AND c.phone = " KNOWN("i.bsuid") ")" \
     "     AND c.status IN ('sent', 'delivered', 'read')" \
     "     AND (c.status_at BETWEEN i.at - interval '24 hours' AND i.at" \
     "      + interval '1 second' OR c.claimed_at BETWEEN i.at" \
@@ -142,29 +161,35 @@
     "  WHERE i.type IS DISTINCT FROM 'user_preferences'" \
     "  ORDER BY i.key" \
     "  ON CONFLICT (wamid) DO NOTHING RETURNING 1)," \
-    " pv AS (SELECT i.pnid, i.phone, i.type, i.body, coalesce(" \
+    " um AS (INSERT INTO user_ids (user_id, phone)" \
+    "  SELECT DISTINCT ON (i.bsuid) i.bsuid, " PERSON("i.phone") " FROM i" \
+    "  WHERE i.bsuid IS NOT NULL AND i.phone IS NOT NULL ORDER BY i.bsuid" \
+    "  ON CONFLICT DO NOTHING RETURNING 1)," \
+    " pv AS (SELECT i.pnid, i.phone, i.bsuid, i.type, i.body, coalesce(" \
     "   i.raw #>> '{system,marketing}'," \
     "   i.raw #>> '{user_preferences,value}') AS v FROM i" \
-    "  WHERE i.phone IS NOT NULL AND i.pnid IS NOT NULL AND (i.type =" \
+    "  WHERE coalesce(i.phone, i.bsuid) IS NOT NULL AND i.pnid IS NOT NULL" \
+    "   AND (i.type =" \
     "   'user_preferences' AND i.raw #>> '{user_preferences,category}' =" \
     "   'marketing_messages' OR i.type = 'system' AND i.raw #>>" \
     "   '{system,type}' = 'user_preference_changed'))," \
     " pref AS (INSERT INTO suppressions (scope, phone, reason)" \
-    "  SELECT i.pnid, " PERSON("i.phone") "," \
+    "  SELECT i.pnid, " WHO("i.phone", "i.bsuid") "," \
     "   i.type || ' \"' || left(i.body, 64) || '\"'" \
-    "  FROM i WHERE i.phone IS NOT NULL AND i.pnid IS NOT NULL" \
+    "  FROM i WHERE coalesce(i.phone, i.bsuid) IS NOT NULL" \
+    "   AND i.pnid IS NOT NULL" \
     "   AND i.type IN ('button', 'interactive') AND (lower(btrim(i.body))" \
     "   IN (SELECT lower(k.keyword) FROM optout_keywords k)" \
     "   OR lower(btrim(i.payload)) IN (SELECT lower(k.keyword)" \
     "   FROM optout_keywords k))" \
-    "  UNION ALL SELECT pv.pnid, " PERSON("pv.phone") "," \
+    "  UNION ALL SELECT pv.pnid, " WHO("pv.phone", "pv.bsuid") "," \
     "   CASE pv.type WHEN 'system'" \
     "   THEN 'system user_preference_changed stop'" \
     "   ELSE 'user_preferences stop' END FROM pv WHERE pv.v = 'stop'" \
     "  ON CONFLICT DO NOTHING RETURNING 1)," \
     " unpref AS (DELETE FROM suppressions s USING pv" \
     "  WHERE pv.v = 'resume' AND s.scope = pv.pnid" \
-    "   AND s.phone = " PERSON("pv.phone") \
+    "   AND s.phone = " WHO("pv.phone", "pv.bsuid") \
     "   AND (s.reason = 'user_preferences stop'" \
     "   OR s.reason = 'system user_preference_changed stop')" \
     "  RETURNING 1)"
@@ -191,10 +216,11 @@ static const char *apply_sql =
     "WITH b0 AS (SELECT split_part(b.rx, ':', 1)::bigint AS rid,"
     "   nullif(split_part(b.rx, ':', 2), '')::integer AS att, b.wamid,"
     "   b.status, to_timestamp(b.ts) AS at, b.code, b.title, b.class,"
-    "   b.pricing"
+    "   b.pricing, b.uid"
     "  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[],"
-    "   $5::integer[], $6::text[], $14::text[], $15::smallint[])"
-    "   AS b(rx, wamid, status, ts, code, title, class, pricing)),"
+    "   $5::integer[], $6::text[], $14::text[], $15::smallint[],"
+    "   $17::text[])"
+    "   AS b(rx, wamid, status, ts, code, title, class, pricing, uid)),"
     " b AS (SELECT CASE WHEN c.wamid = b0.wamid THEN c.id"
     "    WHEN w.id IS NOT NULL THEN w.id"
     "    WHEN " OURS("b0.att", "b0.status", "c")
@@ -221,8 +247,16 @@ static const char *apply_sql =
     "  ON CONFLICT (spool) DO UPDATE SET segment = excluded.segment,"
     "   byte_offset = excluded.byte_offset, updated_at = now()"
     "  RETURNING 1),"
+    /* Who a status went to, by the id Meta knows them by. */
+    " ids AS (INSERT INTO user_ids (user_id, phone)"
+    "  SELECT DISTINCT ON (b.uid) b.uid, c.phone FROM b"
+    "  JOIN campaign_recipients c ON c.id = b.id"
+    "  WHERE b.uid IS NOT NULL ORDER BY b.uid"
+    "  ON CONFLICT DO NOTHING RETURNING 1),"
+    /* o.phone: "+" and digits, or a BSUID. */
     " opt AS (INSERT INTO suppressions (scope, phone, reason)"
-    "  SELECT o.scope, " PERSON("o.phone") ","
+    "  SELECT o.scope, " WHO("CASE WHEN o.phone LIKE '+%' THEN o.phone END",
+    "CASE WHEN o.phone NOT LIKE '+%' THEN o.phone END") ","
     "   'inbound \"' || o.said || '\"'"
     "  FROM unnest($10::text[], $11::text[], $12::text[], $13::text[])"
     "   AS o(scope, phone, said, word)"
@@ -290,10 +324,11 @@ num(struct wa_buf *a, int has, int64_t v)
 }
 
 /*
- * Eight array literals in a[0..7]: recipient ids, wamids, statuses,
+ * Nine array literals in a[0..8]: recipient ids, wamids, statuses,
  * timestamps, error codes, error titles (NULL where absent), the classes
- * of failed statuses' errors (NULL for the others), and the pricing
- * codes (NULL where a status has none).
+ * of failed statuses' errors (NULL for the others), the pricing codes
+ * (NULL where a status has none) and the recipients' user ids (NULL
+ * where Meta gave none).
  */
 static void
 arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
@@ -304,7 +339,7 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 	size_t k;
 	int i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		wa_pg_array_start(&a[i]);
 	for (k = lo; k < hi; k++) {
 		s = &b->v[k];
@@ -330,8 +365,12 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 		else
 			wa_pg_array_null(&a[6]);
 		num(&a[7], s->pricing >= 0, s->pricing);
+		if (s->uid_len > 0)
+			wa_pg_array_add(&a[8], b->str.s + s->uid, s->uid_len);
+		else
+			wa_pg_array_null(&a[8]);
 	}
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		wa_pg_array_end(&a[i]);
 }
 
@@ -479,7 +518,7 @@ static void
 submit(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	ready(k, "wa_status_apply", apply_sql, 0);
-	wa_pg_send(k->db, "wa_status_apply", apply_sql, 16, b->p);
+	wa_pg_send(k->db, "wa_status_apply", apply_sql, 17, b->p);
 	b->t0 = wa_now_ns();
 }
 
@@ -491,13 +530,14 @@ send_batch(struct wa_status_sink *k, struct wa_status_batch *b,
 	int i;
 
 	arrays(b, 0, b->n, b->arr);
-	texts(b, 0, b->nin, b->arr + 8);
+	texts(b, 0, b->nin, b->arr + 9);
 	for (i = 0; i < 6; i++)
 		b->p[i] = b->arr[i].s;
 	for (i = 0; i < 4; i++)
-		b->p[9 + i] = b->arr[8 + i].s;
+		b->p[9 + i] = b->arr[9 + i].s;
 	b->p[13] = b->arr[6].s;
 	b->p[14] = b->arr[7].s;
+	b->p[16] = b->arr[8].s;
 	if (b->msgs.len == 0)
 		wa_buf_add(&b->msgs, "[", 1);
 	wa_buf_add(&b->msgs, "]", 1);
@@ -566,26 +606,27 @@ static void
 apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
     size_t hi)
 {
-	struct wa_buf a[8] = { { 0 } };
-	const char *p[16];
+	struct wa_buf a[9] = { { 0 } };
+	const char *p[17];
 	PGresult *res;
 	int i;
 
 	arrays(b, lo, hi, a);
 	p[15] = "[]";
+	p[16] = a[8].s;
 	for (i = 0; i < 6; i++)
 		p[i] = a[i].s;
 	p[6] = p[7] = p[8] = NULL;
 	p[9] = p[10] = p[11] = p[12] = "{}";
 	p[13] = a[6].s;
 	p[14] = a[7].s;
-	if ((res = run(k, apply_sql, 16, p)) == NULL)
+	if ((res = run(k, apply_sql, 17, p)) == NULL)
 		split(k, b, lo, hi);
 	else {
 		tally(res, &k->total, k->lag);
 		PQclear(res);
 	}
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		wa_buf_free(&a[i]);
 }
 
@@ -597,8 +638,8 @@ static void
 optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	struct wa_buf a[4] = { { 0 } };
-	const char *p[16] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, "{}", "{}", "[]" };
+	const char *p[17] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
+	    NULL, NULL, NULL, NULL, NULL, "{}", "{}", "[]", "{}" };
 	PGresult *res;
 	size_t j;
 	int i;
@@ -607,7 +648,7 @@ optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 		texts(b, j, j + 1, a);
 		for (i = 0; i < 4; i++)
 			p[9 + i] = a[i].s;
-		if ((res = run(k, apply_sql, 16, p)) == NULL) {
+		if ((res = run(k, apply_sql, 17, p)) == NULL) {
 			if (k->refused != NULL)
 				k->refused(b->in[j].lineno,
 				    wa_pg_error(k->db));
@@ -646,8 +687,8 @@ line(const char *s)
 static void
 messages(struct wa_status_sink *k, struct wa_status_batch *b)
 {
-	const char *p[16] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
-	    NULL, "{}", "{}", "{}", "{}", "{}", "{}", NULL };
+	const char *p[17] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
+	    NULL, "{}", "{}", "{}", "{}", "{}", "{}", NULL, "{}" };
 	struct wa_buf one = { 0 };
 	const char *s = b->msgs.s + 1;
 	PGresult *res;
@@ -672,7 +713,7 @@ messages(struct wa_status_sink *k, struct wa_status_batch *b)
 			wa_buf_add(&one, s + start, i + 1 - start);
 			wa_buf_add(&one, "]", 1);
 			p[15] = one.s;
-			if ((res = run(k, apply_sql, 16, p)) == NULL) {
+			if ((res = run(k, apply_sql, 17, p)) == NULL) {
 				if (k->refused != NULL)
 					k->refused(line(one.s),
 					    wa_pg_error(k->db));
@@ -724,16 +765,17 @@ wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 			split(k, b, 0, b->n);
 			/* Then the checkpoint, past the batch, and the
 			   batch's opt-outs. */
-			last = run(k, apply_sql, 16, (const char *const[]){
+			last = run(k, apply_sql, 17, (const char *const[]){
 			    "{}", "{}", "{}", "{}", "{}", "{}", b->p[6],
 			    b->p[7], b->p[8], b->p[9], b->p[10], b->p[11],
-			    b->p[12], "{}", "{}", b->p[15] });
+			    b->p[12], "{}", "{}", b->p[15], "{}" });
 			if (last == NULL && b->nin > 0) {
 				optouts(k, b);
-				last = run(k, apply_sql, 16, (const char
+				last = run(k, apply_sql, 17, (const char
 				    *const[]){ "{}", "{}", "{}", "{}", "{}",
 				    "{}", b->p[6], b->p[7], b->p[8], "{}",
-				    "{}", "{}", "{}", "{}", "{}", "[]" });
+				    "{}", "{}", "{}", "{}", "{}", "[]",
+				    "{}" });
 			}
 			if (last == NULL)
 				gone(k);

@@ -14,7 +14,7 @@
  *   wamid	"id" (1 to 256 bytes; else null: Postgres keys it by md5)
  *   phone	"+" and "from" when it is 1 to 15 digits
  *   wa_id	the sender's contact's wa_id
- *   bsuid	from_user_id, or the contact's user_id
+ *   bsuid	from_user_id, or the contact's user_id (wa_bsuid_ok)
  *   pnid	metadata.phone_number_id
  *   type, body, payload, media_id
  *   context	context.id, or a reaction's message_id
@@ -207,7 +207,10 @@ wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
 	uid = wa_json_str(m, "from_user_id");
 	c = contact(value, from, uid);
 	str(o, "wa_id", wa_json_str(c, "wa_id"));
-	str(o, "bsuid", uid != NULL ? uid : wa_json_str(c, "user_id"));
+	if (uid == NULL)
+		uid = wa_json_str(c, "user_id");
+	if (uid != NULL && wa_bsuid_ok(uid))
+		str(o, "bsuid", uid);
 	str(o, "pnid", wa_json_str(value, "metadata.phone_number_id"));
 	type = wa_json_str(m, "type");
 	if (type == NULL || *type == '\0' || strlen(type) > 64)
@@ -228,4 +231,20 @@ wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
 	nul_free(out, s);
 	++*n;
 	json_object_put(o);
+}
+
+int
+wa_bsuid_ok(const char *s)
+{
+	size_t n;
+
+	if (s == NULL || strlen(s) < 4 || s[0] < 'A' || s[0] > 'Z' ||
+	    s[1] < 'A' || s[1] > 'Z' || s[2] != '.')
+		return 0;
+	s += 3;
+	if (strncmp(s, "ENT.", 4) == 0)
+		s += 4;
+	n = strspn(s, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz");
+	return n > 0 && n <= 128 && s[n] == '\0';
 }

@@ -23,4 +23,11 @@
 void wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
     struct json_object *m, unsigned long lineno);
 
+/*
+ * Whether s has the shape of a business-scoped user id (cloud-api-
+ * 2026.md §6): a country's two letters, a period, then up to 128 letters
+ * and digits, a parent's with "ENT." after the period.
+ */
+int wa_bsuid_ok(const char *s);
+
 #endif

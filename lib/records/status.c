@@ -23,7 +23,8 @@
  * of its statuses that has one.
  *
  * An inbound text (value.messages[], "type":"text") may be an opt-out:
- * its sender ("+" and "from"), the number it came to
+ * its sender ("+" and "from", or its from_user_id when Meta leaves the
+ * number out), the number it came to
  * (value.metadata.phone_number_id) and its body trimmed of white space
  * and folded to lower case (Unicode, through the C library) go into the
  * batch when the body is short enough to be a keyword; Postgres looks the
@@ -297,6 +298,15 @@ keep(struct wa_status_batch *b, const char *s, size_t max, size_t *len,
 	return at;
 }
 
+static size_t
+put(struct wa_status_batch *b, const char *s, size_t n)
+{
+	size_t at = b->str.len;
+
+	wa_buf_add(&b->str, s, n);
+	return at;
+}
+
 /*
  * Adds status o to the batch; returns NULL, or why it cannot be applied
  * (it is then left out, and its line rejected).
@@ -308,7 +318,7 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	static char why[256];
 	struct json_object *idobj = wa_json_get(o, "id"), *err;
 	const char *id = wa_json_str(o, "id"), *st = wa_json_str(o, "status");
-	const char *title, *bad;
+	const char *title, *bad, *uid;
 	struct wa_status *s;
 	size_t bad_bytes;
 	int64_t ts;
@@ -364,6 +374,13 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 		odd(b, WA_ODD_MALFORMED, where, lineno,
 		    "a status whose id is not UTF-8", NULL);
 		return NULL;
+	}
+	/* Who it went to, as the business knows them (a BSUID), for an
+	   opt-out that names them by it alone (pg/statusdb.c). */
+	if ((uid = wa_json_str(o, "recipient_user_id")) != NULL &&
+	    wa_bsuid_ok(uid)) {
+		s->uid_len = strlen(uid);
+		s->uid = put(b, uid, s->uid_len);
 	}
 	if (k != WA_ST_FAILED || (err = array(o, "errors")) == NULL ||
 	    (err = json_object_array_get_idx(err, 0)) == NULL)
@@ -498,19 +515,11 @@ digits(struct json_object *o, const char *key, size_t max)
 	return s;
 }
 
-static size_t
-put(struct wa_status_batch *b, const char *s, size_t n)
-{
-	size_t at = b->str.len;
-
-	wa_buf_add(&b->str, s, n);
-	return at;
-}
-
 /*
  * The user_preferences field (cloud-api-2026.md §5): each marketing stop
  * or resume of value.user_preferences[] goes with the inbound messages,
- * as one of type "user_preferences" from its wa_id, its event in raw,
+ * as one of type "user_preferences" from its wa_id (or user_id, a BSUID,
+ * when Meta leaves the wa_id out), its event in raw,
  * for pg/statusdb.c to suppress or lift (never stored as a message).
  */
 static void
@@ -523,11 +532,17 @@ preferences(struct wa_status_batch *b, struct json_object *ch,
 
 	for (i = 0; a != NULL && i < json_object_array_length(a); i++) {
 		e = json_object_array_get_idx(a, i);
-		if (wa_json_str(e, "wa_id") == NULL)
+		if (wa_json_str(e, "wa_id") == NULL &&
+		    !wa_bsuid_ok(wa_json_str(e, "user_id")))
 			continue;
 		m = json_object_new_object();
-		json_object_object_add(m, "from", json_object_new_string(
-		    wa_json_str(e, "wa_id")));
+		if (wa_json_str(e, "wa_id") != NULL)
+			json_object_object_add(m, "from",
+			    json_object_new_string(wa_json_str(e, "wa_id")));
+		if (wa_json_str(e, "user_id") != NULL)
+			json_object_object_add(m, "from_user_id",
+			    json_object_new_string(wa_json_str(e,
+			    "user_id")));
 		json_object_object_add(m, "type",
 		    json_object_new_string("user_preferences"));
 		snprintf(ts, sizeof ts, "%lld", (long long)
@@ -551,18 +566,21 @@ static void
 inbound(struct wa_status_batch *b, struct json_object *m, const char *pnid,
     const char *where, unsigned long lineno)
 {
-	const char *from = digits(m, "from", 15), *type, *text;
+	const char *from = digits(m, "from", 15), *type, *text, *uid;
 	struct wa_inbound *in;
 	size_t n;
 
 	type = wa_json_str(m, "type");
 	text = wa_json_str(m, "text.body");
-	if (pnid == NULL || from == NULL || type == NULL ||
+	uid = wa_json_str(m, "from_user_id");
+	if (from == NULL && uid != NULL && !wa_bsuid_ok(uid))
+		uid = NULL;
+	if (pnid == NULL || (from == NULL && uid == NULL) || type == NULL ||
 	    strcmp(type, "text") != 0 || text == NULL ||
 	    (n = strlen(text)) != (size_t)json_object_get_string_len(
 	    wa_json_get(m, "text.body")) || !wa_utf8_valid(text, n)) {
 		odd(b, WA_ODD_MESSAGE, where, lineno, "an inbound message "
-		    "that is not a text with \"from\" and a phone_number_id",
+		    "that is not a text with a sender and a phone_number_id",
 		    NULL);
 		return;
 	}
@@ -578,9 +596,14 @@ inbound(struct wa_status_batch *b, struct json_object *m, const char *pnid,
 	in->lineno = lineno;
 	in->scope_len = strlen(pnid);
 	in->scope = put(b, pnid, in->scope_len);
-	in->phone = put(b, "+", 1);
-	in->phone_len = 1 + strlen(from);
-	put(b, from, in->phone_len - 1);
+	if (from != NULL) {
+		in->phone = put(b, "+", 1);
+		in->phone_len = 1 + strlen(from);
+		put(b, from, in->phone_len - 1);
+	} else {
+		in->phone_len = strlen(uid);
+		in->phone = put(b, uid, in->phone_len);
+	}
 	in->said_len = n;
 	in->said = put(b, text, n);
 	in->word = b->str.len;
@@ -705,7 +728,8 @@ same(const struct wa_status_batch *b, const struct wa_status *x,
 
 /*
  * Keeps the highest-ranked (then earliest) status of each message, with
- * the pricing of the first of its statuses in that order that has one.
+ * the pricing and the user id of the first of its statuses in that order
+ * that has one.
  */
 void
 wa_status_reduce(struct wa_status_batch *b)
@@ -718,8 +742,13 @@ wa_status_reduce(struct wa_status_batch *b)
 	for (i = 1; i < b->n; i++)
 		if (!same(b, &b->v[n], &b->v[i]))
 			b->v[++n] = b->v[i];
-		else if (b->v[n].pricing < 0)
-			b->v[n].pricing = b->v[i].pricing;
+		else {
+			if (b->v[n].pricing < 0)
+				b->v[n].pricing = b->v[i].pricing;
+			if (b->v[n].uid_len == 0)
+				b->v[n].uid = b->v[i].uid,
+				b->v[n].uid_len = b->v[i].uid_len;
+		}
 	b->n = n + 1;
 }
 
@@ -742,6 +771,6 @@ wa_status_free(struct wa_status_batch *b)
 	free(b->in);
 	wa_buf_free(&b->str);
 	wa_buf_free(&b->msgs);
-	for (i = 0; i < 12; i++)
+	for (i = 0; i < 13; i++)
 		wa_buf_free(&b->arr[i]);
 }

@@ -48,13 +48,15 @@ struct wa_status {
 	int		 pricing;	/* its pricing's code, or -1: none */
 	size_t		 wamid, wamid_len;	/* in the batch's str */
 	size_t		 title, title_len;	/* title_len 0: none */
+	size_t		 uid, uid_len;	/* recipient_user_id (0: none) */
 	unsigned long	 lineno;	/* of the body it came from */
 };
 
 /*
  * An inbound text short enough to be an opt-out keyword, its parts in
  * the batch's str: scope, metadata.phone_number_id (digits); phone, "+"
- * and "from" (1 to 15 digits); said, the text trimmed of white space
+ * and "from" (1 to 15 digits), or the BSUID of a sender known only by
+ * one (from_user_id, wa_bsuid_ok); said, the text trimmed of white space
  * (1 to WA_INBOUND_MAX bytes); word, said with every character in lower
  * case (at most twice as long). All UTF-8 without NUL.
  */
@@ -81,8 +83,8 @@ struct wa_status_batch {
 	uint64_t	 seen[WA_ST_N];	/* totals since the start */
 	uint64_t	 odd[WA_ODD_N];
 	uint64_t	 texts;		/* inbound texts read */
-	struct wa_buf	 arr[12];	/* the batch as array parameters */
-	const char	*p[16];		/* the statement's parameters */
+	struct wa_buf	 arr[13];	/* the batch as array parameters */
+	const char	*p[17];		/* the statement's parameters */
 	char		 tag[24];	/* this database's deployment tag */
 	char		 num[2][24];
 	const char	*spool;
