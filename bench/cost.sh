@@ -13,6 +13,7 @@
 # another campaign: the growth measurement. CLAIM_N: the claim's batch;
 # CLAIM_OPTS: more options for wa-claim (e.g. --tag 0). PRICING=1: the
 # sent and delivered statuses carry a pricing object, as Meta's do.
+# USER_IDS=1: every status carries a recipient_user_id (bench/lib.sh).
 ROWS=${1:-100000}
 SETTLED=${SETTLED:-0}
 # shellcheck source=bench/lib.sh

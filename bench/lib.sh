@@ -133,16 +133,20 @@ sent_results() {
 # 1750000000 + its line number, from +1555 and ID in seven digits (with
 # "wrap", ID's last seven: ids past 9,999,999), callback wapipe:ID:1.
 # With PRICING=1, a sent and a delivered status carry the pricing object
-# Meta puts on them (marketing, billable, type regular).
+# Meta puts on them (marketing, billable, type regular). With
+# USER_IDS=1, every status carries the person's recipient_user_id (a
+# BSUID, US. and ID), as the BSUID page says Meta's do.
 spool_statuses() {
 	awk -v wamid="$1" -v entry="$2" -v wrap="${3:-}" \
-	    -v pricing="${PRICING:-}" '
+	    -v pricing="${PRICING:-}" -v uids="${USER_IDS:-}" '
 	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
 	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"" entry "\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
 	  else b = b ","
 	  b = b sprintf("{\"id\":\"%s%d\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", wamid, $1, $2, 1750000000 + NR, wrap == "" ? $1 : $1 % 10000000, $1)
 	  if (pricing != "" && $2 != "read")
 		b = substr(b, 1, length(b) - 1) ",\"pricing\":{\"billable\":true,\"pricing_model\":\"PMP\",\"category\":\"marketing\",\"type\":\"regular\"}}"
+	  if (uids != "")
+		b = substr(b, 1, length(b) - 1) ",\"recipient_user_id\":\"US." (9000000000 + $1) "\"}"
 	  if (++k == 100) flush() }
 	END { flush() }'
 }

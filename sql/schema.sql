@@ -395,35 +395,72 @@ ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS weight integer NOT NULL
 ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS priority text NOT NULL
 	DEFAULT 'normal' CHECK (priority IN ('normal', 'urgent'));
 
--- A number's messaging limit: how many different people it may start
--- conversations with in a rolling period (Meta's: 24 hours), across
--- every campaign and host. No row, or max_people NULL: unlimited.
-CREATE TABLE IF NOT EXISTS messaging_limits (
+-- A business portfolio's numbers. Meta's messaging limit belongs to the
+-- portfolio, shared by all its numbers (cloud-api-2026.md §4, since
+-- October 2025); a number in no portfolio here is one of its own, named
+-- by its id. wa-campaign limit --portfolio puts numbers in one.
+CREATE TABLE IF NOT EXISTS portfolio_numbers (
 	phone_number_id	text PRIMARY KEY,
+	portfolio	text NOT NULL
+);
+
+CREATE OR REPLACE FUNCTION portfolio_of(p_number text) RETURNS text
+LANGUAGE sql STABLE AS $$
+	SELECT coalesce((SELECT portfolio FROM portfolio_numbers
+	    WHERE phone_number_id = p_number), p_number)
+$$;
+
+-- A portfolio's messaging limit: how many different people its numbers
+-- may message outside a customer-service window in a rolling period
+-- (Meta's: 24 hours), across every campaign and host. No row, or
+-- max_people NULL: unlimited.
+CREATE TABLE IF NOT EXISTS messaging_limits (
+	portfolio	text PRIMARY KEY,
 	max_people	integer CHECK (max_people > 0),
 	period_s	integer NOT NULL DEFAULT 86400 CHECK (period_s > 0),
 	updated_at	timestamptz NOT NULL DEFAULT now()
 );
 
--- Whom a limited number has messaged, and when that person's period
+-- Whom a limited portfolio has messaged, and when that person's period
 -- began: someone messaged within the period does not count again.
 CREATE TABLE IF NOT EXISTS limit_contacts (
-	phone_number_id	text NOT NULL,
+	portfolio	text NOT NULL,
 	phone		text NOT NULL,
 	opened_at	timestamptz NOT NULL,
-	PRIMARY KEY (phone_number_id, phone)
+	PRIMARY KEY (portfolio, phone)
 );
 
--- How many people a limited number began a period with, by slice of
+-- How many people a limited portfolio began a period with, by slice of
 -- time (a period has 1,440 slices: minutes of a day), so that a claim
 -- sums at most 1,441 rows, not every contact. A slice counts until its
 -- end is a period old: the count errs on the safe side by one slice.
 CREATE TABLE IF NOT EXISTS limit_usage (
-	phone_number_id	text NOT NULL,
+	portfolio	text NOT NULL,
 	slice		bigint NOT NULL,
 	n		integer NOT NULL,
-	PRIMARY KEY (phone_number_id, slice)
+	PRIMARY KEY (portfolio, slice)
 );
+
+-- Before version 7 a limit was a number's: its id is now the name of its
+-- portfolio of one, so the limits and counts go on as they were.
+DO $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM information_schema.columns
+	    WHERE table_name = 'messaging_limits'
+	    AND column_name = 'phone_number_id') THEN
+		ALTER TABLE messaging_limits
+		    RENAME COLUMN phone_number_id TO portfolio;
+		ALTER TABLE limit_contacts
+		    RENAME COLUMN phone_number_id TO portfolio;
+		ALTER TABLE limit_usage
+		    RENAME COLUMN phone_number_id TO portfolio;
+		DROP FUNCTION IF EXISTS limit_used(text, integer,
+		    timestamptz);
+		DROP FUNCTION IF EXISTS messaging_limit_set(text, integer,
+		    integer);
+	END IF;
+END
+$$;
 
 -- The slice of time t for a period of p seconds.
 CREATE OR REPLACE FUNCTION limit_slice(t timestamptz, p integer)
@@ -431,40 +468,86 @@ RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	SELECT floor(extract(epoch FROM t) / (p / 1440.0))::bigint
 $$;
 
--- The people a number with period p has counted at t, and when the
+-- The people a portfolio with period p has counted at t, and when the
 -- first of them stops counting (NULL: none counts).
-CREATE OR REPLACE FUNCTION limit_used(p_number text, p integer,
+CREATE OR REPLACE FUNCTION limit_used(p_portfolio text, p integer,
     t timestamptz, OUT used bigint, OUT frees_at timestamptz)
 LANGUAGE sql STABLE AS $$
 	SELECT coalesce(sum(n), 0), to_timestamp((min(slice) + 1) *
 	    (p / 1440.0)) + make_interval(secs => p)
-	FROM limit_usage WHERE phone_number_id = p_number
+	FROM limit_usage WHERE portfolio = p_portfolio
 	    AND slice >= limit_slice(t - make_interval(secs => p), p)
 $$;
 
--- wa-campaign limit: sets a number's limit (p_max NULL: unlimited) and
--- period (NULL: kept, or a day), and counts again from its contacts in
--- the period's slices; an unlimited number keeps no contacts.
-CREATE OR REPLACE FUNCTION messaging_limit_set(p_number text,
+-- wa-campaign limit: sets a portfolio's limit (p_max NULL: unlimited)
+-- and period (NULL: kept, or a day), and counts again from its contacts
+-- in the period's slices; an unlimited portfolio keeps no contacts.
+CREATE OR REPLACE FUNCTION messaging_limit_set(p_portfolio text,
     p_max integer, p_period integer) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
 	l	messaging_limits;
 BEGIN
-	INSERT INTO messaging_limits (phone_number_id, max_people, period_s)
-	VALUES (p_number, p_max, coalesce(p_period, 86400))
-	ON CONFLICT (phone_number_id) DO UPDATE
+	INSERT INTO messaging_limits (portfolio, max_people, period_s)
+	VALUES (p_portfolio, p_max, coalesce(p_period, 86400))
+	ON CONFLICT (portfolio) DO UPDATE
 	SET max_people = EXCLUDED.max_people, period_s =
 	    coalesce(p_period, messaging_limits.period_s), updated_at = now()
 	RETURNING * INTO l;
-	DELETE FROM limit_contacts WHERE phone_number_id = p_number
+	DELETE FROM limit_contacts WHERE portfolio = p_portfolio
 	    AND (p_max IS NULL OR opened_at <= now() -
 	    make_interval(secs => l.period_s));
-	DELETE FROM limit_usage WHERE phone_number_id = p_number;
-	INSERT INTO limit_usage (phone_number_id, slice, n)
-	SELECT p_number, limit_slice(opened_at, l.period_s), count(*)
-	FROM limit_contacts WHERE phone_number_id = p_number
+	DELETE FROM limit_usage WHERE portfolio = p_portfolio;
+	INSERT INTO limit_usage (portfolio, slice, n)
+	SELECT p_portfolio, limit_slice(opened_at, l.period_s), count(*)
+	FROM limit_contacts WHERE portfolio = p_portfolio
 	GROUP BY 2;
+END
+$$;
+
+-- wa-campaign limit --portfolio: number p_number joins p_portfolio. A
+-- number alone until now brings its people and its limit: the
+-- portfolio keeps the higher of the two limits (unlimited the highest),
+-- as Meta did when it moved limits to portfolios; a number leaving
+-- another portfolio leaves its people counted there (they cannot be
+-- told apart from its fellows').
+CREATE OR REPLACE FUNCTION portfolio_join(p_portfolio text,
+    p_number text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	was	text := portfolio_of(p_number);
+	mine	messaging_limits;
+	theirs	messaging_limits;
+BEGIN
+	IF was = p_portfolio THEN
+		RETURN;
+	END IF;
+	INSERT INTO portfolio_numbers (phone_number_id, portfolio)
+	VALUES (p_number, p_portfolio)
+	ON CONFLICT (phone_number_id) DO UPDATE SET portfolio = p_portfolio;
+	IF was <> p_number THEN
+		RETURN;
+	END IF;
+	SELECT * INTO mine FROM messaging_limits WHERE portfolio = was
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	SELECT * INTO theirs FROM messaging_limits
+	WHERE portfolio = p_portfolio FOR UPDATE;
+	INSERT INTO limit_contacts AS k (portfolio, phone, opened_at)
+	SELECT p_portfolio, phone, opened_at FROM limit_contacts
+	WHERE portfolio = was
+	ON CONFLICT (portfolio, phone)
+	DO UPDATE SET opened_at = greatest(k.opened_at, EXCLUDED.opened_at);
+	DELETE FROM limit_contacts WHERE portfolio = was;
+	DELETE FROM limit_usage WHERE portfolio = was;
+	DELETE FROM messaging_limits WHERE portfolio = was;
+	PERFORM messaging_limit_set(p_portfolio,
+	    CASE WHEN theirs.portfolio IS NULL THEN mine.max_people
+	    WHEN mine.max_people IS NULL OR theirs.max_people IS NULL
+	    THEN NULL ELSE greatest(mine.max_people, theirs.max_people) END,
+	    coalesce(theirs.period_s, mine.period_s));
 END
 $$;
 
@@ -615,10 +698,12 @@ END $$;
 -- the rules: a row past its expiry ends expired, one whose person opted
 -- out ends suppressed, one outside its send window waits for it to open;
 -- a campaign waits while an urgent one on its number has rows due; on a
--- limited number a person not messaged within the period is claimed only
--- while the number's count (limit_used) is under its limit (the limit's
--- row locked: one claim at a time counts, on every host). Returns the rows
--- claimed, each marked with p_token.
+-- number of a limited portfolio a person not messaged within the period
+-- is claimed only while the portfolio's count (limit_used) is under its
+-- limit (the limit's row locked: one claim at a time counts, on every
+-- host), unless the person wrote to the number in the last 24 hours (an
+-- open customer-service window: Meta does not count them). Returns the
+-- rows claimed, each marked with p_token.
 CREATE OR REPLACE FUNCTION wapipe_claim(p_campaign bigint, p_n integer,
     p_token integer DEFAULT NULL)
 RETURNS TABLE (id bigint, attempt integer, phone text,
@@ -628,6 +713,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	c	campaigns;
 	lim	messaging_limits;
+	pf	text;		-- the number's portfolio
 	t	timestamptz := now();
 	since	timestamptz;
 	x	bigint[];	-- expired
@@ -708,13 +794,13 @@ BEGIN
 	IF g IS NULL THEN
 		RETURN;
 	END IF;
+	pf := portfolio_of(c.phone_number_id);
 	SELECT * INTO lim FROM messaging_limits
-	WHERE phone_number_id = c.phone_number_id AND max_people IS NOT NULL
+	WHERE portfolio = pf AND max_people IS NOT NULL
 	FOR UPDATE;
 	IF FOUND THEN
 		since := t - make_interval(secs => lim.period_s);
-		SELECT u.used INTO used
-		FROM limit_used(c.phone_number_id, lim.period_s, t) u;
+		SELECT u.used INTO used FROM limit_used(pf, lim.period_s, t) u;
 		-- People messaged within the period go free; the others in
 		-- order while the limit lasts.
 		SELECT array_agg(u.id ORDER BY u.o) FILTER (WHERE u.known
@@ -724,25 +810,28 @@ BEGIN
 		INTO g, np
 		FROM (SELECT u.*, count(*) FILTER (WHERE NOT u.known)
 		    OVER (ORDER BY u.o) AS nth
-		    FROM (SELECT u.id, u.phone, u.o, k.hit IS NOT NULL AS known
+		    FROM (SELECT u.id, u.phone, u.o, k.hit IS NOT NULL
+		    OR EXISTS (SELECT 1 FROM inbound_messages i
+		    WHERE i.phone = u.phone
+		    AND i.phone_number_id = c.phone_number_id
+		    AND i.sent_at > t - interval '24 hours') AS known
 		    FROM unnest(g, gp) WITH ORDINALITY AS u(id, phone, o)
 		    LEFT JOIN LATERAL (SELECT true AS hit FROM limit_contacts k
-		    WHERE k.phone_number_id = c.phone_number_id
+		    WHERE k.portfolio = pf
 		    AND k.phone = u.phone AND k.opened_at > since LIMIT 1) k
 		    ON true) u) u;
 		IF np IS NOT NULL THEN
-			INSERT INTO limit_contacts (phone_number_id, phone,
-			    opened_at)
-			SELECT c.phone_number_id, p, t FROM unnest(np) p
-			ON CONFLICT (phone_number_id, phone)
+			INSERT INTO limit_contacts (portfolio, phone, opened_at)
+			SELECT pf, p, t FROM unnest(np) p
+			ON CONFLICT (portfolio, phone)
 			DO UPDATE SET opened_at = EXCLUDED.opened_at;
-			INSERT INTO limit_usage AS u (phone_number_id, slice, n)
-			VALUES (c.phone_number_id, limit_slice(t, lim.period_s),
+			INSERT INTO limit_usage AS u (portfolio, slice, n)
+			VALUES (pf, limit_slice(t, lim.period_s),
 			    cardinality(np))
-			ON CONFLICT (phone_number_id, slice)
+			ON CONFLICT (portfolio, slice)
 			DO UPDATE SET n = u.n + EXCLUDED.n;
 			DELETE FROM limit_usage
-			WHERE phone_number_id = c.phone_number_id
+			WHERE portfolio = pf
 			    AND slice < limit_slice(since, lim.period_s);
 		END IF;
 		IF g IS NULL THEN
@@ -1133,6 +1222,10 @@ CREATE INDEX IF NOT EXISTS inbound_messages_campaign
 	ON inbound_messages (campaign_id, sent_at) WHERE campaign_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS inbound_messages_received
 	ON inbound_messages (received_at);
+-- Whose customer-service window is open: a claim on a limited portfolio
+-- does not count a person who wrote to the number in the last 24 hours.
+CREATE INDEX IF NOT EXISTS inbound_messages_phone
+	ON inbound_messages (phone, sent_at) WHERE phone IS NOT NULL;
 -- Where each wa-inbound --cursor NAME is: the last message it wrote
 -- (inbound_messages.id) and when it moved.
 CREATE TABLE IF NOT EXISTS inbound_cursors (

@@ -158,6 +158,21 @@ is "$(PGDATABASE=v6 sql "select c.state, count(*) from campaigns c
     join campaign_recipients r on r.campaign_id = c.id
     where c.id = $c6 group by 1")" "running|5" "... its campaign's rows kept"
 
+# A version-6 number's limit, with a person counted, is its portfolio's
+# after the upgrade: the same limit, the same person counted.
+sql "create database v6l" >/dev/null
+PGDATABASE=v6l psql -X -q -v ON_ERROR_STOP=1 -f "$T/v6.sql" >/dev/null
+PGDATABASE=v6l sql "select messaging_limit_set('106540352242922', 250,
+    null); insert into limit_contacts values ('106540352242922',
+    '+15550000001', now()); select messaging_limit_set('106540352242922',
+    250, null)" >/dev/null
+PGDATABASE=v6l wa-campaign migrate >/dev/null 2>&1
+like "$(PGDATABASE=v6l wa-campaign limit 106540352242922)" \
+    '^106540352242922: 250 people per 24 h; 1 used, 249 left; the next place frees at [0-9T:-]+Z$' \
+    "a version-6 number's limit and count go on as its portfolio's"
+is "$(PGDATABASE=v6l sql "select portfolio_of('106540352242922')")" \
+    106540352242922 "... a portfolio of one, named by the number's id"
+
 # Postgres away: 69.
 pgtmp_stop
 wa-campaign migrate >/dev/null 2>"$T/err"

@@ -106,7 +106,7 @@ is "$(holder)" "" "it let the campaign go"
 c=$(campaign 260)
 sql "update campaigns set phone_number_id = '106540352242999'
     where id = $c" >/dev/null
-sql "insert into messaging_limits (phone_number_id, max_people)
+sql "insert into messaging_limits (portfolio, max_people)
     values ('106540352242999', 250)" >/dev/null
 wa-campaign run --until-idle -r 1000 "$c" 2>"$T/err"
 is "$?" 75 "--until-idle at the messaging limit: 75"
@@ -118,7 +118,7 @@ like "$(cat "$T/err")" "campaign $c its number has messaged its limit of 250 peo
 c=$(campaign 255)
 sql "update campaigns set phone_number_id = '106540352242998'
     where id = $c" >/dev/null
-sql "insert into messaging_limits (phone_number_id, max_people, period_s)
+sql "insert into messaging_limits (portfolio, max_people, period_s)
     values ('106540352242998', 250, 3)" >/dev/null
 exits 0 "a limit of 250 people in 3 s: run waits and ends" \
     wa-campaign run -r 1000 "$c" 2>"$T/err"

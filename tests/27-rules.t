@@ -31,32 +31,32 @@ count() {
 	sql "select count(*) from campaign_recipients where $1"
 }
 
-# Messaging limits: 1,000 people, two campaigns of 800 on the number.
-wa-campaign limit $N 1000 --period 3600 >"$T/out"
+# Messaging limits: 2,000 people, two campaigns of 1,600 on the number.
+wa-campaign limit $N 2000 --period 3600 >"$T/out"
 is "$?" 0 "limit: set"
-is "$(cat "$T/out")" "$N: 1000 people per 1 h; 0 used, 1000 left" \
+is "$(cat "$T/out")" "$N: 2000 people per 1 h; 0 used, 2000 left" \
     "... and shown"
-a=$(camp a 1 800)
-b=$(camp b 801 1600)
-wa-claim -c "$a" --once -n 1000 >"$T/a.out" 2>"$T/a.err"
+a=$(camp a 10001 11600)
+b=$(camp b 11601 13200)
+wa-claim -c "$a" --once -n 2000 >"$T/a.out" 2>"$T/a.err"
 is "$?" 75 "campaign a: --once leaves rows being sent: 75"
-wa-claim -c "$b" --once -n 1000 >"$T/b.out" 2>"$T/b.err"
+wa-claim -c "$b" --once -n 2000 >"$T/b.out" 2>"$T/b.err"
 is "$?" 75 "campaign b: stopped by the limit: 75"
 is "$(cat "$T/a.out" "$T/b.out" | jq -r .to | sort -u | wc -l | tr -d ' ')" \
-    1000 "exactly 1,000 people claimed in the first period"
-is "$(count "status = 'sending'")" 1000 "... and 1,000 rows sending"
-like "$(cat "$T/b.err")" "campaign $b: its number has messaged its limit of 1000 people in 3600 s; the next place frees at [0-9T:.Z-]+ \(in 3[56][0-9]{2} s\)" \
+    2000 "exactly 2,000 people claimed in the first period"
+is "$(count "status = 'sending'")" 2000 "... and 2,000 rows sending"
+like "$(cat "$T/b.err")" "campaign $b: its number has messaged its limit of 2000 people in 3600 s; the next place frees at [0-9T:.Z-]+ \(in 3[56][0-9]{2} s\)" \
     "wa-claim says the limit is reached, and until when"
-like "$(wa-campaign limit $N)" "^$N: 1000 people per 1 h; 1000 used, 0 left; the next place frees at $(sql "select to_char(now() at time zone 'UTC' + interval '1 hour', 'YYYY-MM-DD\"T\"HH24')"):[0-9:]{5}Z$" \
+like "$(wa-campaign limit $N)" "^$N: 2000 people per 1 h; 2000 used, 0 left; the next place frees at $(sql "select to_char(now() at time zone 'UTC' + interval '1 hour', 'YYYY-MM-DD\"T\"HH24')"):[0-9:]{5}Z$" \
     "limit shows used, left and when a place frees"
 is "$(wa-campaign status --json "$b" | jq -c .limit)" \
-    '{"max_people":1000,"period_s":3600,"used":1000,"left":0}' \
+    "{\"max_people\":2000,\"period_s\":3600,\"used\":2000,\"left\":0,\"portfolio\":\"$N\"}" \
     "status --json shows used and left"
-like "$(wa-campaign status "$b")" "messaging limit of the number: 1000 people per 1 h; 1000 used, 0 left" \
+like "$(wa-campaign status "$b")" "messaging limit of the number: 2000 people per 1 h; 2000 used, 0 left" \
     "... and status in text"
 
 # Someone already messaged within the period does not count again.
-c=$(camp again 1 5)
+c=$(camp again 10001 10005)
 wa-claim -c "$c" --once >"$T/c.out" 2>/dev/null
 is "$(wc -l <"$T/c.out" | tr -d ' ')" 5 \
     "people messaged within the period go again, the limit spent or not"
@@ -67,9 +67,9 @@ bg wa-claim -c "$b" -n 1000 --poll-ms 50 >"$T/b2.out" 2>"$T/b2.err"
 claimer=$!
 wait_for 30 grep -q "its number has messaged its limit" "$T/b2.err"
 ok "a running wa-claim waits at the limit, saying so" test "$?" = 0
-wa-campaign limit $N 1000 --period 1 >/dev/null
-wait_for 60 lines "$T/b2.out" 600
-ok "when the period rolls, it claims the rest: 600" test "$?" = 0
+wa-campaign limit $N 2000 --period 1 >/dev/null
+wait_for 60 lines "$T/b2.out" 1200
+ok "when the period rolls, it claims the rest: 1,200" test "$?" = 0
 kill -TERM "$claimer"
 wait "$claimer"
 is "$?" 75 "SIGTERM while waiting: 75"
@@ -96,8 +96,12 @@ is "$(cat "$T/out")" "$N: unlimited" "unlimited: shown so"
 is "$(sql "select count(*) from limit_contacts")" 0 \
     "... and the contacts kept for the limit dropped"
 exits 64 "a tier Meta does not have is refused" wa-campaign limit $N 500 2>/dev/null
+exits 64 "... nor one it no longer has (1,000: gone since October 2025)" \
+    wa-campaign limit $N 1000 2>/dev/null
 exits 64 "a number id that is not one is refused" \
-    wa-campaign limit +3912 1000 2>/dev/null
+    wa-campaign limit --portfolio p +3912 2>/dev/null
+exits 64 "a portfolio name that is not one is refused" \
+    wa-campaign limit 'a b' 2000 2>/dev/null
 
 # Suppressions: by number and for the whole business; added after import.
 e=$(camp supp 3001 3010)

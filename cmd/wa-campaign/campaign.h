@@ -5,7 +5,7 @@
  * SQL and its output: create.c (create, set), import.c, moves.c (start,
  * pause, resume, cancel), status.c (status, list), watch.c (watch, and
  * the line of progress run draws), report.c and html.c (report),
- * export.c, requeue.c, rules.c (limit, suppress), phonelist.c (the
+ * export.c, requeue.c, limit.c, suppress.c, phonelist.c (the
  * files of numbers requeue and suppress read), migrate.c, check.c
  * (check, and the check start and run make first), run.c with round.c,
  * dryrun.c and runlock.c (run.h: what they share), rates.c (rates load,
@@ -28,7 +28,7 @@
 enum { NAME = 1, NUMBER, TEMPLATE, LANG, MAXATT, UNKNOWN, CC, REJECT,
     REASON, JSON, STATUS, CODE, FORMAT, CLASS, PHONES, BREAKER, DRY,
     EXPIRES, WINDOW, TZ, WEIGHT, PRIORITY, PERIOD, CATEGORY, WABA, NOCHECK,
-    AT, DAYS, NOPT };
+    AT, DAYS, PORTFOLIO, FETCH, NOPT };
 #define O(x) (1u << (x))
 
 /* SQL: a timestamptz x as RFC 3339 in UTC, to the second. */
@@ -70,6 +70,15 @@ int cmd_report(struct opts *o);
 int cmd_export(struct opts *o);
 int cmd_requeue(struct opts *o);
 int cmd_limit(struct opts *o);
+
+/*
+ * The field of a phone number that holds its portfolio's messaging limit
+ * in the Graph API version in use (messaging_limit_tier up to v23.0), and
+ * the people a day a value of it allows: a TIER_* string, UNLIMITED, or
+ * an integer (-1 unlimited); -1 unlimited, 0 unknown (limit.c).
+ */
+const char *campaign_limit_field(void);
+long long campaign_tier(struct json_object *limit);
 int cmd_suppress(struct opts *o);
 int cmd_migrate(struct opts *o);
 int cmd_run(struct opts *o);

@@ -201,46 +201,15 @@ templates(const struct camp *c, struct wa_template *t,
 	return 0;
 }
 
-/* The limit's people a day: -1 unlimited, 0 unknown. */
-static long long
-per_day(struct json_object *limit)
-{
-	static const struct {
-		const char	*tier;
-		long long	 n;
-	} tiers[] = {
-		{ "TIER_50", 50 }, { "TIER_250", 250 }, { "TIER_1K", 1000 },
-		{ "TIER_2K", 2000 }, { "TIER_10K", 10000 },
-		{ "TIER_100K", 100000 }, { "TIER_UNLIMITED", -1 },
-		{ "UNLIMITED", -1 },
-	};
-	const char *s;
-	size_t i;
-
-	if (json_object_is_type(limit, json_type_int))
-		return json_object_get_int64(limit) < 0 ? -1 :
-		    json_object_get_int64(limit);
-	if ((s = json_object_get_string(limit)) == NULL ||
-	    !json_object_is_type(limit, json_type_string))
-		return 0;
-	for (i = 0; i < sizeof tiers / sizeof *tiers; i++)
-		if (strcmp(s, tiers[i].tier) == 0)
-			return tiers[i].n;
-	return 0;
-}
-
 /* The sending number's fields, as v's "number" (the answer, kept). */
 static struct json_object *
 number(const struct camp *c)
 {
-	const char *limit = atoi(wa_api_version(NULL) + 1) >= 24 ?
-	    "whatsapp_business_manager_messaging_limit" :
-	    "messaging_limit_tier";
+	const char *limit = campaign_limit_field();
 	char fields[256], why[512];
 	const char *args[] = { "fields", fields, NULL };
 	struct json_object *ans;
 
-	/* v23.0 and older name the limit messaging_limit_tier. */
 	snprintf(fields, sizeof fields, "display_phone_number,verified_name,"
 	    "quality_rating,name_status,throughput,%s", limit);
 	if (wa_graph_get(c->number, args, &ans, why, sizeof why) < 0)
@@ -367,7 +336,7 @@ warnings(struct json_object *v, const struct wa_template *t,
 	struct json_object *num = wa_json_get(v, "number");
 	const char *q = wa_json_str(num, "quality_rating"),
 	    *ns = wa_json_str(num, "name_status");
-	long long day = per_day(wa_json_get(num, "messaging_limit"));
+	long long day = campaign_tier(wa_json_get(num, "messaging_limit"));
 	char a[32], b[32];
 
 	if (q != NULL && (strcmp(q, "YELLOW") == 0 || strcmp(q, "RED") == 0))
@@ -476,7 +445,7 @@ print(FILE *f, struct json_object *v)
 			    ""));
 		fprintf(f, "\n");
 	}
-	day = per_day(wa_json_get(num, "messaging_limit"));
+	day = campaign_tier(wa_json_get(num, "messaging_limit"));
 	fprintf(f, "campaign %s: number %s", id, field(v, "phone_number_id",
 	    ""));
 	if (wa_json_str(num, "display_phone_number") != NULL)

@@ -70,6 +70,8 @@ static const struct option longs[] = {
 	{ "no-check", no_argument, NULL, NOCHECK },
 	{ "at", required_argument, NULL, AT },
 	{ "days", required_argument, NULL, DAYS },
+	{ "portfolio", required_argument, NULL, PORTFOLIO },
+	{ "fetch", no_argument, NULL, FETCH },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, WA_OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -124,9 +126,11 @@ static const struct cmd {
 	    "    rules: [--expires-at time|none] [--window HH:MM-HH:MM|none]\n"
 	    "           [--tz zone|none] [--weight n] "
 	    "[--priority normal|urgent]" },
-	{ "limit", 0, 2, 0, O(PERIOD), cmd_limit,
-	    "limit [phone-number-id [250|1000|10000|100000|unlimited "
-	    "[--period secs]]]" },
+	{ "limit", 0, -1, 0, O(PERIOD) | O(PORTFOLIO) | O(FETCH), cmd_limit,
+	    "limit [portfolio|phone-number-id "
+	    "[250|2000|10000|100000|unlimited [--period secs]]]\n"
+	    "  limit --portfolio name phone-number-id...\n"
+	    "  limit --fetch phone-number-id..." },
 	{ "suppress", 1, -1, 0, O(NUMBER) | O(REASON) | O(CC) | O(REJECT) |
 	    O(JSON), cmd_suppress,
 	    "suppress add|remove [--phone-number-id id] [--reason text]\n"

@@ -109,10 +109,11 @@ static const char *report_sql =
     "  'weight', c.weight, 'priority', c.priority,"
     "  'limit', (SELECT json_build_object('max_people', l.max_people,"
     "   'period_s', l.period_s, 'used', u.used,"
-    "   'left', greatest(l.max_people - u.used, 0))"
+    "   'left', greatest(l.max_people - u.used, 0),"
+    "   'portfolio', l.portfolio)"
     "   FROM messaging_limits l,"
-    "   LATERAL limit_used(l.phone_number_id, l.period_s, now()) u"
-    "   WHERE l.phone_number_id = c.phone_number_id"
+    "   LATERAL limit_used(l.portfolio, l.period_s, now()) u"
+    "   WHERE l.portfolio = portfolio_of(c.phone_number_id)"
     "   AND l.max_people IS NOT NULL),"
     "  'total', t.n,"
     "  'counts', (SELECT json_object_agg(k.k, coalesce(g.n, 0)"
@@ -373,12 +374,19 @@ print(FILE *f, struct json_object *o)
 		    str(o, "tz") : "UTC", num(o, "without_zone"));
 	fprintf(f, "; weight %lld, priority %s\n", num(o, "weight"),
 	    str(o, "priority"));
-	if ((v = wa_json_get(o, "limit")) != NULL)
-		fprintf(f, "  messaging limit of the number: %lld people per "
+	if ((v = wa_json_get(o, "limit")) != NULL) {
+		/* A number alone is its own portfolio, named by its id. */
+		if (strcmp(str(v, "portfolio"), str(o, "phone_number_id")))
+			fprintf(f, "  messaging limit of portfolio %s:",
+			    str(v, "portfolio"));
+		else
+			fprintf(f, "  messaging limit of the number:");
+		fprintf(f, " %lld people per "
 		    "%lld %s; %lld used, %lld left\n", num(v, "max_people"),
 		    num(v, "period_s") % 3600 ? num(v, "period_s") :
 		    num(v, "period_s") / 3600, num(v, "period_s") % 3600 ?
 		    "s" : "h", num(v, "used"), num(v, "left"));
+	}
 	fprintf(f, "recipients %lld\n", total);
 	json_object_object_foreach(wa_json_get(o, "counts"), k, c) {
 		n = json_object_get_int64(c);

@@ -1,9 +1,9 @@
 /*
  * pg/blocked.c: why a running campaign's due rows cannot be claimed now:
- * its number has messaged its messaging limit (the next place frees at
- * a time the table knows), or an urgent campaign on its number has rows
- * due. Reads messaging_limits (limit_used) and campaigns; writes
- * nothing.
+ * its number's portfolio has messaged its messaging limit (the next
+ * place frees at a time the table knows), or an urgent campaign on its
+ * number has rows due. Reads messaging_limits (limit_used),
+ * portfolio_numbers and campaigns; writes nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +21,13 @@ static const char *blocked_sql =
     "    FROM campaign_recipients r WHERE r.campaign_id = u.id"
     "    AND r.phase = 0 AND r.status = 'pending'"
     "    AND r.next_attempt_at <= now()))"
+    "  , f.portfolio"
     " FROM campaigns c LEFT JOIN LATERAL (SELECT l.max_people, l.period_s,"
-    "  (extract(epoch FROM u.frees_at - now()) * 1000)::bigint AS ms"
+    "  (extract(epoch FROM u.frees_at - now()) * 1000)::bigint AS ms,"
+    "  nullif(l.portfolio, c.phone_number_id) AS portfolio"
     "  FROM messaging_limits l,"
-    "  LATERAL limit_used(l.phone_number_id, l.period_s, now()) u"
-    "  WHERE l.phone_number_id = c.phone_number_id"
+    "  LATERAL limit_used(l.portfolio, l.period_s, now()) u"
+    "  WHERE l.portfolio = portfolio_of(c.phone_number_id)"
     "  AND u.used >= l.max_people) f ON true"
     " WHERE c.id = $1";
 
@@ -52,9 +54,11 @@ wa_blocked(struct wa_pg *db, const char *campaign, long long *ms, char *why,
 		*ms = atoll(PQgetvalue(res, 0, 0));
 		if (*ms < 0)
 			*ms = 0;
-		snprintf(why, n, "its number has messaged its limit of %s "
+		snprintf(why, n, "its %s%s has messaged its limit of %s "
 		    "people in %s s; the next place frees at %s (in %lld s)",
-		    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+		    PQgetisnull(res, 0, 4) ? "number" : "portfolio ",
+		    PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 1),
+		    PQgetvalue(res, 0, 2),
 		    wa_rfc3339(when, sizeof when, wa_unix_ms() + *ms),
 		    (*ms + 999) / 1000);
 	}

@@ -1,18 +1,13 @@
 /*
- * rules.c: wa-campaign limit and suppress. A number's messaging limit
- * (how many different people it may start conversations with in a
- * rolling period, Meta's tiers) is one row of messaging_limits, applied
- * by every claim (wapipe_claim); the people it has messaged within the
- * period are limit_contacts, counted by slice of time in limit_usage.
- * The suppressions are the people no campaign may message, per number
- * or for every number of the business ('*').
+ * suppress.c: wa-campaign suppress. The suppressions are the people no
+ * campaign may message, per number or for every number of the business
+ * ('*'), applied by every claim (wapipe_claim).
  *
- * Reads and writes messaging_limits, limit_contacts, limit_usage and
- * suppressions (Postgres); suppress import reads a file of numbers
- * (phonelist.c).
- * Writes the limits, the list, or the count of numbers added or removed
- * on stdout. Returns 0, or 65 when import rejected lines; exits 64 on a
- * bad value, 66, 69, 74 and 75 as the file and Postgres say.
+ * Reads and writes suppressions (Postgres); suppress import reads a file
+ * of numbers (phonelist.c).
+ * Writes the list, or the count of numbers added or removed on stdout.
+ * Returns 0, or 65 when import rejected lines; exits 64 on a bad value,
+ * 66, 69, 74 and 75 as the file and Postgres say.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,20 +19,6 @@
 #include "records/phone.h"
 #include "campaign.h"
 
-/* Each limit: used and left in its period, and when a place frees. */
-static const char *limits_sql =
-    "SELECT l.phone_number_id, coalesce(l.max_people::text, 'unlimited'),"
-    "  l.period_s, u.used, coalesce(greatest(l.max_people - u.used, 0)"
-    "  ::text, 'unlimited'), coalesce(to_char(u.frees_at AT TIME ZONE"
-    "  'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
-    " FROM messaging_limits l,"
-    "  LATERAL limit_used(l.phone_number_id, l.period_s, now()) u"
-    " WHERE $1::text IS NULL OR l.phone_number_id = $1 ORDER BY 1";
-
-/* Sets one (sql/schema.sql's messaging_limit_set). */
-static const char *set_limit_sql =
-    "SELECT messaging_limit_set($1, $2::integer, $3::integer)";
-
 struct suppress {
 	const char	*verb;		/* add, remove, list or import */
 	const char	*scope;		/* a phone_number_id, or NULL: all */
@@ -48,69 +29,6 @@ struct suppress {
 	char		**args;		/* numbers, or import's file */
 	int		 nargs;
 };
-
-static void
-say_period(long s)
-{
-	if (s % 3600 == 0)
-		printf("%ld h", s / 3600);
-	else
-		printf("%ld s", s);
-}
-
-/*
- * Shows every limit (number NULL), one number's, or sets it: value is
- * 250, 1000, 10000, 100000 or unlimited; period: its length in seconds
- * (NULL: kept; 86400 for a new one).
- */
-static int
-limit(PGconn *conn, const char *number, const char *value,
-    const char *period)
-{
-	static const char *const tiers[] = { "250", "1000", "10000",
-	    "100000", "unlimited" };
-	const char *p[3] = { number, NULL, period };
-	PGresult *res;
-	size_t i;
-	int r;
-
-	if (number != NULL)
-		campaign_number_id(number);
-	if (period != NULL)
-		wa_num(period, 1, 86400 * 30, "period");
-	if (value != NULL) {
-		for (i = 0; i < sizeof tiers / sizeof *tiers; i++)
-			if (strcmp(value, tiers[i]) == 0)
-				break;
-		if (i == sizeof tiers / sizeof *tiers)
-			wa_die(EX_USAGE, "a messaging limit is 250, 1000, "
-			    "10000, 100000 or unlimited (Meta's tiers), not "
-			    "'%s'", value);
-		p[1] = strcmp(value, "unlimited") == 0 ? NULL : value;
-		PQclear(wa_pg_must(conn, set_limit_sql, 3, p));
-	} else if (period != NULL)
-		wa_die(EX_USAGE, "--period goes with a limit");
-	res = wa_pg_must(conn, limits_sql, 1, p);
-	if (PQntuples(res) == 0 && number != NULL)
-		printf("%s: unlimited\n", number);
-	for (r = 0; r < PQntuples(res); r++) {
-		printf("%s: ", PQgetvalue(res, r, 0));
-		if (strcmp(PQgetvalue(res, r, 1), "unlimited") == 0) {
-			printf("unlimited\n");
-			continue;
-		}
-		printf("%s people per ", PQgetvalue(res, r, 1));
-		say_period(atol(PQgetvalue(res, r, 2)));
-		printf("; %s used, %s left", PQgetvalue(res, r, 3),
-		    PQgetvalue(res, r, 4));
-		if (*PQgetvalue(res, r, 5))
-			printf("; the next place frees at %s",
-			    PQgetvalue(res, r, 5));
-		printf("\n");
-	}
-	PQclear(res);
-	return 0;
-}
 
 static const char *add_sql =
     "WITH a AS (INSERT INTO suppressions (scope, phone, reason)"
@@ -219,15 +137,6 @@ suppress(PGconn *conn, const struct suppress *s)
 	PQclear(res);
 	wa_buf_free(&a);
 	return bad > 0 ? EX_DATAERR : 0;
-}
-
-int
-cmd_limit(struct opts *o)
-{
-	char **a = o->args;
-
-	return limit(campaign_db(o), a[0], a[0] ? a[1] : NULL,
-	    o->val[PERIOD]);
 }
 
 int
