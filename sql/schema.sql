@@ -1244,6 +1244,43 @@ CREATE TABLE IF NOT EXISTS inbound_retention (
 );
 INSERT INTO inbound_retention DEFAULT VALUES ON CONFLICT DO NOTHING;
 
+-- What Meta said of the business's templates, account and limits, by
+-- webhook (wa-status-ingest: the fields message_template_status_update,
+-- template_category_update, account_update, business_capability_update),
+-- each change once (key: Meta delivers again), kept whole in detail;
+-- event is its event, its new category, or its new limit. What wapipe
+-- did of it, the campaigns it paused, is in campaigns.state_reason.
+CREATE TABLE IF NOT EXISTS account_events (
+	id		bigserial PRIMARY KEY,
+	key		text NOT NULL UNIQUE,
+	waba_id		text,
+	field		text NOT NULL,
+	event		text,
+	template_name	text,
+	template_lang	text,
+	detail		jsonb NOT NULL,
+	at		timestamptz NOT NULL,
+	received_at	timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS account_events_template
+	ON account_events (template_name, at) WHERE template_name IS NOT NULL;
+
+-- The people a day a messaging limit as Meta writes it allows: a tier
+-- (TIER_250, TIER_2K, ..., the older TIER_50 and TIER_1K), UNLIMITED or
+-- TIER_UNLIMITED, or a number (-1 unlimited), as the Graph API's fields
+-- and business_capability_update give it (its own docs use all of
+-- them). -1: unlimited; 0: not a limit (TIER_NOT_SET, anything else).
+CREATE OR REPLACE FUNCTION messaging_tier(v text) RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE WHEN v ~ '^-?[0-9]{1,9}$'
+	    THEN CASE WHEN v::integer < 0 THEN -1 ELSE v::integer END
+	    ELSE coalesce((SELECT n FROM (VALUES ('TIER_50', 50),
+	    ('TIER_250', 250), ('TIER_1K', 1000), ('TIER_2K', 2000),
+	    ('TIER_10K', 10000), ('TIER_100K', 100000),
+	    ('TIER_UNLIMITED', -1), ('UNLIMITED', -1)) t(tier, n)
+	    WHERE t.tier = v), 0) END
+$$;
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
 INSERT INTO wapipe_schema (version) VALUES (7);

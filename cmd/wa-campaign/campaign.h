@@ -74,11 +74,11 @@ int cmd_limit(struct opts *o);
 /*
  * The field of a phone number that holds its portfolio's messaging limit
  * in the Graph API version in use (messaging_limit_tier up to v23.0), and
- * the people a day a value of it allows: a TIER_* string, UNLIMITED, or
- * an integer (-1 unlimited); -1 unlimited, 0 unknown (limit.c).
+ * the people a day a value of it allows (sql/schema.sql's
+ * messaging_tier): -1 unlimited, 0 unknown (limit.c).
  */
 const char *campaign_limit_field(void);
-long long campaign_tier(struct json_object *limit);
+long long campaign_tier(PGconn *conn, struct json_object *limit);
 int cmd_suppress(struct opts *o);
 int cmd_migrate(struct opts *o);
 int cmd_run(struct opts *o);

@@ -203,7 +203,7 @@ templates(const struct camp *c, struct wa_template *t,
 
 /* The sending number's fields, as v's "number" (the answer, kept). */
 static struct json_object *
-number(const struct camp *c)
+number(PGconn *conn, const struct camp *c)
 {
 	const char *limit = campaign_limit_field();
 	char fields[256], why[512];
@@ -218,6 +218,9 @@ number(const struct camp *c)
 		unavailable(c, "the number's answer is not an object");
 	json_object_object_add(ans, "messaging_limit",
 	    json_object_get(wa_json_get(ans, limit)));
+	json_object_object_add(ans, "messaging_limit_people",
+	    json_object_new_int64(campaign_tier(conn, wa_json_get(ans,
+	    limit))));
 	return ans;
 }
 
@@ -336,7 +339,8 @@ warnings(struct json_object *v, const struct wa_template *t,
 	struct json_object *num = wa_json_get(v, "number");
 	const char *q = wa_json_str(num, "quality_rating"),
 	    *ns = wa_json_str(num, "name_status");
-	long long day = campaign_tier(wa_json_get(num, "messaging_limit"));
+	long long day = json_object_get_int64(wa_json_get(num,
+	    "messaging_limit_people"));
 	char a[32], b[32];
 
 	if (q != NULL && (strcmp(q, "YELLOW") == 0 || strcmp(q, "RED") == 0))
@@ -445,7 +449,8 @@ print(FILE *f, struct json_object *v)
 			    ""));
 		fprintf(f, "\n");
 	}
-	day = campaign_tier(wa_json_get(num, "messaging_limit"));
+	day = json_object_get_int64(wa_json_get(num,
+	    "messaging_limit_people"));
 	fprintf(f, "campaign %s: number %s", id, field(v, "phone_number_id",
 	    ""));
 	if (wa_json_str(num, "display_phone_number") != NULL)
@@ -508,7 +513,7 @@ campaign_check(PGconn *conn, const char *id, FILE *f, int json)
 	    atoll(c.id)));
 	add_str(v, "waba_id", c.waba);
 	add_str(v, "phone_number_id", c.number);
-	json_object_object_add(v, "number", number(&c));
+	json_object_object_add(v, "number", number(conn, &c));
 	if (!found && json_object_array_length(langs) == 0)
 		say(reasons, "no template %s in WhatsApp Business Account %s: "
 		    "Meta answers 132001 to every send", c.name, c.waba);

@@ -56,33 +56,19 @@ campaign_limit_field(void)
 }
 
 long long
-campaign_tier(struct json_object *limit)
+campaign_tier(PGconn *conn, struct json_object *limit)
 {
-	static const struct {
-		const char	*tier;
-		long long	 n;
-	} tiers[] = {
-		{ "TIER_50", 50 }, { "TIER_250", 250 }, { "TIER_1K", 1000 },
-		{ "TIER_2K", 2000 }, { "TIER_10K", 10000 },
-		{ "TIER_100K", 100000 }, { "TIER_UNLIMITED", -1 },
-		{ "UNLIMITED", -1 },
-	};
-	const char *s;
-	size_t i;
+	const char *v = json_object_get_string(limit);
+	PGresult *res;
+	long long n;
 
-	if (json_object_is_type(limit, json_type_int))
-		return json_object_get_int64(limit) < 0 ? -1 :
-		    json_object_get_int64(limit);
-	if ((s = json_object_get_string(limit)) == NULL ||
-	    !json_object_is_type(limit, json_type_string))
+	if (!json_object_is_type(limit, json_type_string) &&
+	    !json_object_is_type(limit, json_type_int))
 		return 0;
-	for (i = 0; i < sizeof tiers / sizeof *tiers; i++)
-		if (strcmp(s, tiers[i].tier) == 0)
-			return tiers[i].n;
-	/* A number as a string, as business_capability_update has it. */
-	if (*s != '\0' && s[strspn(s, "-0123456789")] == '\0')
-		return atoll(s) < 0 ? -1 : atoll(s);
-	return 0;
+	res = wa_pg_must(conn, "SELECT messaging_tier($1)", 1, &v);
+	n = atoll(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return n;
 }
 
 /* A portfolio's name, or a number's id. */
@@ -172,7 +158,7 @@ fetch(PGconn *conn, char **numbers)
 		if (wa_graph_get(*numbers, args, &ans, why, sizeof why) < 0)
 			wa_die(EX_UNAVAILABLE, "limit --fetch %s: %s; no limit "
 			    "changed", *numbers, why);
-		tier = campaign_tier(wa_json_get(ans, field));
+		tier = campaign_tier(conn, wa_json_get(ans, field));
 		if (tier == 0) {
 			wa_warn("limit --fetch %s: the Graph API gives no "
 			    "messaging limit (%s: %s); no limit changed",

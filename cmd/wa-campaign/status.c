@@ -32,14 +32,17 @@
  * "free" those it says it does not, by pricing type; "spend" (null
  * without a rate card) is what the billable ones cost at the card loaded
  * in the market of each one's country, with those it has no price for
- * ("unpriced"). The list, as text or as one JSON object per campaign,
+ * ("unpriced"). "meta_events" are the last five things Meta's webhooks
+ * said of the campaign's template, its account and its limit since it
+ * was made (account_events: a template paused, a category changed, a
+ * new limit). The list, as text or as one JSON object per campaign,
  * counts each campaign's rows.
  *
  * Reads campaigns, campaign_recipients, recipient_errors, the messaging
- * limits, recipient_countries, the pricing tables and the rate card
- * (Postgres); writes on stdout. Returns 0; exits 64 when there is no such
- * campaign, 69 when Postgres fails, 78 on a bad WA_API_BASE or
- * WA_API_VERSION.
+ * limits, account_events, recipient_countries, the pricing tables and
+ * the rate card (Postgres); writes on stdout. Returns 0; exits 64 when
+ * there is no such campaign, 69 when Postgres fails, 78 on a bad
+ * WA_API_BASE or WA_API_VERSION.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +176,14 @@ static const char *report_sql =
     "    coalesce(sum(n * price), 0) AS v FROM ps GROUP BY 1) y))"
     "   FROM ps) END,"
     "  'replies', " REPLIES_JSON ","
+    "  'meta_events', (SELECT coalesce(json_agg(json_build_object("
+    "   'at', " ISO("e.at") ", 'field', e.field, 'event', e.event)"
+    "   ORDER BY e.at, e.id), '[]') FROM (SELECT * FROM account_events e"
+    "   WHERE e.received_at >= c.created_at AND (e.template_name IS NULL"
+    "   OR e.template_name = c.template_name"
+    "   AND e.template_lang = c.template_lang) AND (c.waba_id IS NULL"
+    "   OR e.waba_id IS NULL OR e.waba_id = c.waba_id)"
+    "   ORDER BY e.at DESC, e.id DESC LIMIT 5) e),"
     "  'deployment', (SELECT tag FROM wapipe_deployment))"
     " FROM campaigns c JOIN g t ON t.set = 15 WHERE c.id = $1";
 
@@ -319,6 +330,21 @@ pricing(FILE *f, struct json_object *o)
 	fputc('\n', f);
 }
 
+/* The last things Meta said of its template, account and limit. */
+static void
+meta_events(FILE *f, struct json_object *a)
+{
+	struct json_object *e;
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(a); i++) {
+		e = json_object_array_get_idx(a, i);
+		fprintf(f, "%s %s %s %s\n", i == 0 ? "meta     " : "         ",
+		    str(e, "at"), str(e, "field"), wa_json_str(e, "event") ?
+		    str(e, "event") : "-");
+	}
+}
+
 /* The replies: count, people who replied of those messaged, the rate. */
 static void
 replies(FILE *f, struct json_object *r)
@@ -435,6 +461,7 @@ print(FILE *f, struct json_object *o)
 		    "%s; %lld results put back in all\n",
 		    str(v, "started_at"), str(v, "ended_at"), str(v, "reason"),
 		    num(v, "results"));
+	meta_events(f, wa_json_get(o, "meta_events"));
 	replies(f, wa_json_get(o, "replies"));
 	fprintf(f, "rate      ");
 	if (rate != NULL) {

@@ -190,6 +190,8 @@ struct wa_fake {
 	struct table	 once;
 	int		 logfd;
 	struct wa_fake_stats st;
+	int64_t		 tpl_sends;	/* templates accepted to go */
+	char		 paused[600];	/* "name\tlanguage" paused, or "" */
 };
 
 /* What a request asked for, as far as it could be read. */
@@ -639,6 +641,48 @@ check(struct wa_fake *f, struct req *q, const char *method,
 	    q->major, q->details, sizeof q->details);
 }
 
+/*
+ * --pause-template-after n, under f's lock: Meta pauses a template whose
+ * quality falls mid-campaign (the template pacing page; the
+ * message_template_status_update reference): the n-th send of a
+ * template that would go is the last; the webhook says PAUSED
+ * (FIRST_PAUSE, its language written en-US), and every later send of it
+ * is answered 132015. Returns 132015, or -1: this send goes on.
+ */
+static int
+pause_template(struct wa_fake *f, const struct req *q)
+{
+	const char *lang = wa_json_str(q->obj, "template.language.code");
+	struct wa_buf b = { 0 };
+	char key[600], hy[16];
+	size_t i;
+
+	if (f->c.pause_after == 0)
+		return -1;
+	snprintf(key, sizeof key, "%.500s\t%.15s", q->tmpl, lang);
+	if (strcmp(key, f->paused) == 0)
+		return 132015;
+	if (*f->paused != '\0' || ++f->tpl_sends < f->c.pause_after ||
+	    f->c.hooks == NULL)
+		return -1;
+	snprintf(f->paused, sizeof f->paused, "%s", key);
+	for (i = 0; lang[i] != '\0' && i + 1 < sizeof hy; i++)
+		hy[i] = lang[i] == '_' ? '-' : lang[i];
+	hy[i] = '\0';
+	wa_buf_puts(&b, "\"event\":\"PAUSED\",\"message_template_id\":"
+	    "594425479261596,\"message_template_name\":");
+	wa_buf_json_string(&b, q->tmpl, strlen(q->tmpl));
+	wa_buf_puts(&b, ",\"message_template_language\":");
+	wa_buf_json_string(&b, hy, strlen(hy));
+	wa_buf_puts(&b, ",\"reason\":\"NONE\",\"other_info\":{\"title\":"
+	    "\"FIRST_PAUSE\",\"description\":\"Your message template has "
+	    "been paused for 3 hours because of low quality\"}");
+	wa_hooks_add_value(f->c.hooks, wa_now_ms(), q->pnid, b.s, b.len,
+	    WA_HOOKS_TEMPLATE);
+	wa_buf_free(&b);
+	return -1;
+}
+
 static const struct wa_fake_script *
 script_for(struct wa_fake *f, const char *to)
 {
@@ -825,7 +869,7 @@ inbound(struct wa_fake *f, const char *pnid, const char *from,
 		wa_buf_puts(&b, "},\"type\":\"text\"}");
 	}
 	wa_buf_puts(&b, "]");
-	wa_hooks_add_value(f->c.hooks, t, pnid, b.s, b.len, 0);
+	wa_hooks_add_value(f->c.hooks, t, pnid, b.s, b.len, WA_HOOKS_MESSAGES);
 	wa_buf_free(&b);
 }
 
@@ -854,12 +898,14 @@ person(struct wa_fake *f, const struct req *q, const char *wamid,
 	}
 	if (act == PEOPLE_PREFS_STOP || act == PEOPLE_PREFS_RESUME) {
 		people_preference(&b, wa_id, act == PEOPLE_PREFS_STOP, secs);
-		wa_hooks_add_value(f->c.hooks, t, q->pnid, b.s, b.len, 1);
+		wa_hooks_add_value(f->c.hooks, t, q->pnid, b.s, b.len,
+		    WA_HOOKS_PREFERENCES);
 	} else {
 		new_wamid(f, id);
 		people_message(&b, act, wa_id,
 		    wa_hooks_display_phone(f->c.hooks), wamid, id, secs, text);
-		wa_hooks_add_value(f->c.hooks, t, q->pnid, b.s, b.len, 0);
+		wa_hooks_add_value(f->c.hooks, t, q->pnid, b.s, b.len,
+		    WA_HOOKS_MESSAGES);
 	}
 	wa_buf_free(&b);
 }
@@ -1297,7 +1343,8 @@ wa_fake_handle(struct wa_fake *f, const struct wa_fake_call *k,
 	if (v.code < 0 && v.outcome == ERROR && q.inbound) {
 		v.outcome = INBOUND;
 		inbound(f, q.pnid, q.to, q.text, q.msg, wa_now_ms(), v.wamid);
-	} else if (v.code < 0 && v.outcome == ERROR)
+	} else if (v.code < 0 && v.outcome == ERROR &&
+	    (v.code = pause_template(f, &q)) < 0)
 		decide(f, &q, &v);
 	if (v.outcome == SENT || v.lost)
 		f->st.sent++;

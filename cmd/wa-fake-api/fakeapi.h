@@ -91,6 +91,8 @@ struct wa_fake_conf {
 	int		 titleless;	/* errors[] of webhooks: no title */
 	int		 old_br;	/* Brazilian wa_ids: no ninth digit */
 	const char	*category;	/* of every template: its pricing */
+	int64_t		 pause_after;	/* sends of a template before Meta
+					   pauses it; 0: never */
 };
 
 void wa_fake_add_script(struct wa_fake_conf *c, const char *arg);

@@ -28,8 +28,8 @@ struct status {
 	struct wa_heap_item h;		/* due: wa_now_ms time */
 	const char	*pnid;		/* inside text, after the status */
 	size_t		 len;
-	int		 own;		/* a change's value of its own: 1
-					   field messages, 2 user_preferences */
+	int		 own;		/* a change's value of its own: its
+					   field (hooks.h), or 0 */
 	char		 text[];	/* the statuses[] element, NUL, pnid */
 };
 
@@ -94,6 +94,10 @@ wa_hooks_display_phone(const struct wa_hooks *h)
 static void
 open_change(struct wa_hooks *h, struct wa_buf *b, const struct status *s)
 {
+	if (s->own == WA_HOOKS_TEMPLATE) {
+		wa_buf_puts(b, "{\"value\":{");
+		return;
+	}
 	wa_buf_puts(b, "{\"value\":{\"messaging_product\":\"whatsapp\","
 	    "\"metadata\":{\"display_phone_number\":");
 	wa_buf_json_string(b, h->c.display_phone, strlen(h->c.display_phone));
@@ -105,7 +109,10 @@ open_change(struct wa_hooks *h, struct wa_buf *b, const struct status *s)
 static void
 close_change(struct wa_buf *b, const struct status *s)
 {
-	wa_buf_puts(b, s->own == 2 ? "},\"field\":\"user_preferences\"}" :
+	wa_buf_puts(b, s->own == WA_HOOKS_TEMPLATE ?
+	    "},\"field\":\"message_template_status_update\"}" :
+	    s->own == WA_HOOKS_PREFERENCES ?
+	    "},\"field\":\"user_preferences\"}" :
 	    s->own ? "},\"field\":\"messages\"}" :
 	    "]},\"field\":\"messages\"}");
 }
@@ -388,9 +395,9 @@ wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
 
 void
 wa_hooks_add_value(struct wa_hooks *h, int64_t due, const char *pnid,
-    const char *value, size_t len, int prefs)
+    const char *value, size_t len, enum wa_hooks_field field)
 {
-	add(h, due, pnid, value, len, prefs ? 2 : 1);
+	add(h, due, pnid, value, len, field);
 }
 
 static void

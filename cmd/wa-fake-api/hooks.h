@@ -37,14 +37,19 @@ struct wa_hooks;
 struct wa_hooks *wa_hooks_start(const struct wa_hooks_conf *c);
 void wa_hooks_add(struct wa_hooks *h, int64_t due, const char *pnid,
     const char *status, size_t len);
+/* The field of a change of its own. */
+enum wa_hooks_field { WA_HOOKS_MESSAGES = 1, WA_HOOKS_PREFERENCES,
+    WA_HOOKS_TEMPLATE };
 /*
  * Queues a change of its own for phone number pnid, due at wa_now_ms
  * time due: its value is messaging_product, metadata and then value
  * (len bytes of JSON members, such as "contacts":[...],"messages":[...]);
- * its field "messages", or with prefs "user_preferences".
+ * its field "messages" or "user_preferences"; or, of field
+ * "message_template_status_update", value alone (a template's update
+ * names no number).
  */
 void wa_hooks_add_value(struct wa_hooks *h, int64_t due, const char *pnid,
-    const char *value, size_t len, int prefs);
+    const char *value, size_t len, enum wa_hooks_field field);
 void wa_hooks_stop(struct wa_hooks *h, struct wa_hooks_stats *st);
 /* The business's number, as the webhooks' metadata give it (digits). */
 const char *wa_hooks_display_phone(const struct wa_hooks *h);

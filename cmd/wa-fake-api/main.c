@@ -57,7 +57,7 @@ usage(FILE *f, int status)
 	    "[--fail-rate f]\n"
 	    "        [--read-rate f] [--reply-rate f] [--foreign-rate f] "
 	    "[--titleless]\n"
-	    "        [--old-br-wa-ids]\n"
+	    "        [--old-br-wa-ids] [--pause-template-after n]\n"
 	    "       wa-fake-api -h | --help | --version\n");
 	exit(status);
 }
@@ -69,7 +69,7 @@ main(int argc, char **argv)
 	    INFLIGHT, JITTER, LATENCY, LINGER, LISTEN, LOG, NUMBERS, OUTAGE,
 	    PAIR, PORTFILE, RATE, READ, REPLY, REORDER, RETRY, SCRIPT, SEED,
 	    TEMPLATES, THREADS, HOOKLOG, URL, WABA, FOREIGN, TITLELESS,
-	    OLDBR };
+	    OLDBR, PAUSE };
 	static const struct option longs[] = {
 		{ "any-token", no_argument, NULL, ANY },
 		{ "category", required_argument, NULL, CATEGORY },
@@ -91,6 +91,7 @@ main(int argc, char **argv)
 		{ "foreign-rate", required_argument, NULL, FOREIGN },
 		{ "titleless", no_argument, NULL, TITLELESS },
 		{ "old-br-wa-ids", no_argument, NULL, OLDBR },
+		{ "pause-template-after", required_argument, NULL, PAUSE },
 		{ "reorder-rate", required_argument, NULL, REORDER },
 		{ "script", required_argument, NULL, SCRIPT },
 		{ "seed", required_argument, NULL, SEED },
@@ -186,6 +187,10 @@ main(int argc, char **argv)
 			break;
 		case READ:
 			fc.read_rate = wa_fnum(optarg, 0, 1, "--read-rate");
+			break;
+		case PAUSE:
+			fc.pause_after = wa_num(optarg, 1, INT64_MAX,
+			    "--pause-template-after");
 			break;
 		case REPLY:
 			fc.reply_rate = wa_fnum(optarg, 0, 1, "--reply-rate");

@@ -137,7 +137,8 @@
     "   AS key, j.*, coalesce(to_timestamp(j.ts), now()) AS at" \
     "  FROM jsonb_to_recordset($16::jsonb) AS j(wamid text, phone text," \
     "   wa_id text, bsuid text, pnid text, type text, body text," \
-    "   payload text, media_id text, context text, ts bigint, raw jsonb))," \
+    "   payload text, media_id text, context text, ts bigint, raw jsonb," \
+    "   field text, waba text))," \
     " ib AS (INSERT INTO inbound_messages (wamid, phone, wa_id, bsuid," \
     "   phone_number_id, type, body, payload, media_id, context_wamid," \
     "   sent_at, raw, campaign_id, recipient_id)" \
@@ -159,6 +160,7 @@
     "      - interval '24 hours' AND i.at + interval '1 second'))" \
     "   x ORDER BY o, own DESC, t DESC, id DESC LIMIT 1) r ON true" \
     "  WHERE i.type IS DISTINCT FROM 'user_preferences'" \
+    "   AND i.field IS NULL" \
     "  ORDER BY i.key" \
     "  ON CONFLICT (wamid) DO NOTHING RETURNING 1)," \
     " um AS (INSERT INTO user_ids (user_id, phone)" \
@@ -192,7 +194,89 @@
     "   AND s.phone = " WHO("pv.phone", "pv.bsuid") \
     "   AND (s.reason = 'user_preferences stop'" \
     "   OR s.reason = 'system user_preference_changed stop')" \
-    "  RETURNING 1)"
+    "  RETURNING 1)," \
+    EVENTS
+
+/*
+ * The batch's changes about the business (records/inbound.h's events,
+ * among $16) into account_events, each once; those that stop a campaign
+ * pause it, saying why in its state_reason: the campaign's template
+ * (its name, and its language, which Meta writes en-US) paused,
+ * disabled, deleted, archived or rejected, or its account disabled,
+ * restricted from messaging first, in violation or gone (a campaign of
+ * no WABA of its own is taken to be of any); the template back
+ * (approved, reinstated, unarchived, unpaused) says it can resume. A
+ * template's latest event of the batch counts. A new limit sets the
+ * portfolios of the account's campaigns' numbers (messaging_tier: a
+ * value that is none changes nothing). Meta's pages: the webhooks
+ * reference of each field; cloud-api-2026.md §2.3, §4, §8.
+ */
+#define EVENTS \
+    " ev AS (INSERT INTO account_events (key, waba_id, field, event," \
+    "   template_name, template_lang, detail, at)" \
+    "  SELECT DISTINCT ON (k) k, i.waba, i.field, coalesce(" \
+    "   i.raw->>'event', i.raw->>'new_category'," \
+    "   i.raw->>'max_daily_conversations_per_business')," \
+    "   i.raw->>'message_template_name'," \
+    "   replace(i.raw->>'message_template_language', '-', '_')," \
+    "   i.raw, i.at FROM i, LATERAL (SELECT 'event:' || md5(i.field" \
+    "   || ':' || coalesce(i.waba, '') || ':' || i.raw::text) AS k) k" \
+    "  WHERE i.field IS NOT NULL ORDER BY k" \
+    "  ON CONFLICT (key) DO NOTHING RETURNING *)," \
+    " te AS (SELECT DISTINCT ON (e.waba_id, e.template_name," \
+    "   e.template_lang) e.*, CASE WHEN e.event IN ('PAUSED', 'DISABLED'," \
+    "   'PENDING_DELETION', 'DELETED', 'ARCHIVED', 'REJECTED')" \
+    "   THEN 'stop' WHEN e.event IN ('APPROVED', 'REINSTATED'," \
+    "   'UNARCHIVED') OR e.detail #>> '{other_info,title}' = 'UNPAUSE'" \
+    "   THEN 'go' END AS act" \
+    "  FROM ev e WHERE e.field = 'message_template_status_update'" \
+    "   AND e.template_name IS NOT NULL" \
+    "  ORDER BY e.waba_id, e.template_name, e.template_lang, e.at DESC," \
+    "   e.id DESC)," \
+    " tp AS (UPDATE campaigns c SET updated_at = now()," \
+    "   state = CASE te.act WHEN 'stop' THEN 'paused' ELSE c.state END," \
+    "   state_reason = CASE te.act WHEN 'stop' THEN 'Meta: template '" \
+    "    || te.template_name || ' (' || c.template_lang || ') '" \
+    "    || te.event || coalesce(' (' || nullif(te.detail->>'reason'," \
+    "    'NONE') || ')', '') || coalesce(', ' || (te.detail #>>" \
+    "    '{other_info,title}'), '')" \
+    "    ELSE regexp_replace(c.state_reason, '; then .*$', '')" \
+    "    || '; then ' || te.event || coalesce(' ' || (te.detail #>>" \
+    "    '{other_info,title}'), '') || ': it can be resumed' END" \
+    "  FROM te WHERE te.act IS NOT NULL" \
+    "   AND c.template_name = te.template_name" \
+    "   AND c.template_lang = te.template_lang" \
+    "   AND (c.waba_id IS NULL OR c.waba_id = te.waba_id)" \
+    "   AND (te.act = 'stop' AND c.state IN ('running', 'scheduled')" \
+    "   OR te.act = 'go' AND c.state = 'paused'" \
+    "   AND c.state_reason LIKE 'Meta: template %')" \
+    "  RETURNING c.id, te.act)," \
+    " ap AS (UPDATE campaigns c SET state = 'paused', updated_at = now()," \
+    "   state_reason = 'Meta: account ' || coalesce(e.waba_id, '')" \
+    "    || ' ' || e.event || coalesce(' ' || (e.detail #>>" \
+    "    '{ban_info,waba_ban_state}'), '') || coalesce(' ' || (e.detail" \
+    "    #>> '{violation_info,violation_type}'), '')" \
+    "  FROM ev e WHERE e.field = 'account_update'" \
+    "   AND (e.event IN ('ACCOUNT_VIOLATION', 'ACCOUNT_DELETED'," \
+    "   'PARTNER_APP_UNINSTALLED', 'PARTNER_REMOVED')" \
+    "   OR e.event = 'DISABLED_UPDATE' AND e.detail #>>" \
+    "   '{ban_info,waba_ban_state}' IN ('DISABLE', 'SCHEDULE_FOR_DISABLE')" \
+    "   OR e.event = 'ACCOUNT_RESTRICTION' AND jsonb_path_exists(" \
+    "   e.detail, '$.restriction_info[*] ? (@.restriction_type ==" \
+    "   \"RESTRICTED_BIZ_INITIATED_MESSAGING\")'))" \
+    "   AND c.state IN ('running', 'scheduled')" \
+    "   AND (c.waba_id IS NULL OR c.waba_id = e.waba_id)" \
+    "  RETURNING c.id)," \
+    " cap AS (SELECT DISTINCT ON (p.portfolio) p.portfolio," \
+    "   messaging_tier(e.event) AS n" \
+    "  FROM ev e, LATERAL (SELECT DISTINCT portfolio_of(c.phone_number_id)" \
+    "   AS portfolio FROM campaigns c WHERE c.waba_id IS NULL" \
+    "   OR c.waba_id = e.waba_id) p" \
+    "  WHERE e.field = 'business_capability_update'" \
+    "   AND messaging_tier(e.event) <> 0" \
+    "  ORDER BY p.portfolio, e.at DESC, e.id DESC)," \
+    " lim AS (SELECT messaging_limit_set(portfolio, nullif(n, -1), NULL)" \
+    "  FROM cap)"
 
 /*
  * A status moves only its own row: the row that holds its wamid; else
@@ -270,7 +354,12 @@ static const char *apply_sql =
     " UNION ALL SELECT 'optout', count(*) FROM opt"
     " UNION ALL SELECT 'inbound', count(*) FROM ib"
     " UNION ALL SELECT 'optout', count(*) FROM pref"
-    " UNION ALL SELECT 'resumed', count(*) FROM unpref";
+    " UNION ALL SELECT 'resumed', count(*) FROM unpref"
+    " UNION ALL SELECT 'event', count(*) FROM ev"
+    " UNION ALL SELECT 'limit', count(*) FROM lim"
+    " UNION ALL SELECT CASE act WHEN 'stop' THEN 'paused' ELSE"
+    "  'may resume' END, id FROM tp"
+    " UNION ALL SELECT 'paused', id FROM ap";
 
 /*
  * The error codes of the failed statuses kept in the last $1 seconds,
@@ -577,6 +666,14 @@ tally(PGresult *res, struct wa_status_result *r, struct wa_metric *lag)
 			r->optouts += atoll(PQgetvalue(res, i, 1));
 		else if (strcmp(what, "inbound") == 0)
 			r->inbound += atoll(PQgetvalue(res, i, 1));
+		else if (strcmp(what, "event") == 0)
+			r->events += atoll(PQgetvalue(res, i, 1));
+		else if (strcmp(what, "paused") == 0 ||
+		    strcmp(what, "may resume") == 0)
+			wa_warn("campaign %s %s, as Meta's webhook says "
+			    "(wa-campaign status %s)", PQgetvalue(res, i, 1),
+			    *what == 'p' ? "paused" : "may be resumed",
+			    PQgetvalue(res, i, 1));
 	}
 }
 

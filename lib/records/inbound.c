@@ -184,6 +184,22 @@ nul_free(struct wa_buf *out, const char *s)
 	wa_buf_add(out, s + from, i - from);
 }
 
+/* Appends o to out's array, counts it in *n, and lets o go. */
+static void
+append(struct wa_buf *out, size_t *n, struct json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN);
+
+	if (out->len == 0)
+		wa_buf_add(out, "[", 1);
+	else if (*n > 0)
+		wa_buf_add(out, ",", 1);
+	nul_free(out, s);
+	++*n;
+	json_object_put(o);
+}
+
 void
 wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
     struct json_object *m, unsigned long lineno)
@@ -223,14 +239,25 @@ wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
 		json_object_object_add(o, "ts", json_object_new_int64(ts));
 	json_object_object_add(o, "raw", json_object_get(m));
 	json_object_object_add(o, "line", json_object_new_int64(lineno));
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	if (out->len == 0)
-		wa_buf_add(out, "[", 1);
-	else if (*n > 0)
-		wa_buf_add(out, ",", 1);
-	nul_free(out, s);
-	++*n;
-	json_object_put(o);
+	append(out, n, o);
+}
+
+void
+wa_inbound_event(struct wa_buf *out, size_t *n, const char *field,
+    const char *waba, struct json_object *value, unsigned long lineno)
+{
+	struct json_object *o = json_object_new_object();
+	long long ts;
+
+	str(o, "field", field);
+	if (waba != NULL && strlen(waba) <= 32 &&
+	    waba[strspn(waba, "0123456789")] == '\0')
+		str(o, "waba", waba);
+	if ((ts = seconds(value)) >= 0)
+		json_object_object_add(o, "ts", json_object_new_int64(ts));
+	json_object_object_add(o, "raw", json_object_get(value));
+	json_object_object_add(o, "line", json_object_new_int64(lineno));
+	append(out, n, o);
 }
 
 int

@@ -12,7 +12,9 @@
  * numbers or strings, unknown status values, value.errors with no
  * message, other fields and inbound messages that are not texts are
  * counted, logged the first time (system errors every time), and
- * skipped.
+ * skipped. The changes about the business (template status and
+ * category, account, messaging limit: business_fields) go with the
+ * inbound messages, for account_events.
  *
  * A status's pricing object (on sent, and on one of delivered and read)
  * becomes one small number, category * 16 + type * 4 + billable, as
@@ -611,9 +613,16 @@ inbound(struct wa_status_batch *b, struct json_object *m, const char *pnid,
 	in->word_len = b->str.len - in->word;
 }
 
+/* The fields of changes about the business: account_events. */
+static const char *const business_fields[] = {
+	"message_template_status_update", "template_category_update",
+	"account_update", "business_capability_update",
+};
+
+/* Change ch of entry waba (its id). */
 static const char *
-change(struct wa_status_batch *b, struct json_object *ch, const char *where,
-    unsigned long lineno)
+change(struct wa_status_batch *b, struct json_object *ch, const char *waba,
+    const char *where, unsigned long lineno)
 {
 	const char *field = wa_json_str(ch, "field"), *why = NULL, *w;
 	struct json_object *a, *e;
@@ -624,6 +633,16 @@ change(struct wa_status_batch *b, struct json_object *ch, const char *where,
 		preferences(b, ch, lineno);
 		return NULL;
 	}
+	for (i = 0; field != NULL && i < sizeof business_fields /
+	    sizeof *business_fields; i++)
+		if (strcmp(field, business_fields[i]) == 0 &&
+		    json_object_is_type(wa_json_get(ch, "value"),
+		    json_type_object)) {
+			wa_inbound_event(&b->msgs, &b->nmsg, field, waba,
+			    wa_json_get(ch, "value"), lineno);
+			b->events++;
+			return NULL;
+		}
 	if (field == NULL || strcmp(field, "messages") != 0) {
 		odd(b, WA_ODD_FIELD, where, lineno, "field", field ? field :
 		    "");
@@ -664,7 +683,7 @@ wa_status_walk(struct wa_status_batch *b, struct json_object *body,
     const char *where, unsigned long lineno)
 {
 	const char *obj = wa_json_str(body, "object"), *why = NULL, *w;
-	struct json_object *entries, *changes;
+	struct json_object *entries, *entry, *changes;
 	size_t i, j;
 
 	entries = array(body, "entry");
@@ -675,12 +694,13 @@ wa_status_walk(struct wa_status_batch *b, struct json_object *body,
 		return NULL;
 	}
 	for (i = 0; i < json_object_array_length(entries); i++) {
-		changes = array(json_object_array_get_idx(entries, i),
-		    "changes");
+		entry = json_object_array_get_idx(entries, i);
+		changes = array(entry, "changes");
 		for (j = 0; changes && j < json_object_array_length(changes);
 		    j++)
 			if ((w = change(b, json_object_array_get_idx(changes,
-			    j), where, lineno)) != NULL && why == NULL)
+			    j), wa_json_str(entry, "id"), where, lineno)) !=
+			    NULL && why == NULL)
 				why = w;
 	}
 	return why;

@@ -83,6 +83,8 @@ struct wa_status_batch {
 	uint64_t	 seen[WA_ST_N];	/* totals since the start */
 	uint64_t	 odd[WA_ODD_N];
 	uint64_t	 texts;		/* inbound texts read */
+	uint64_t	 events;		/* changes about the business
+					   (records/inbound.h) */
 	struct wa_buf	 arr[13];	/* the batch as array parameters */
 	const char	*p[17];		/* the statement's parameters */
 	char		 tag[24];	/* this database's deployment tag */
@@ -99,6 +101,7 @@ struct wa_status_result {
 	long long	 matched;	/* kept ones whose row has appeared */
 	long long	 optouts;	/* people added to suppressions */
 	long long	 inbound;	/* messages added to inbound_messages */
+	long long	 events;	/* changes added to account_events */
 };
 
 /*
