@@ -62,8 +62,11 @@ check_messages(const struct wa_status_batch *b)
 	PROP(json_object_array_length(a) == b->nmsg);
 	for (i = 0; i < b->nmsg; i++) {
 		m = json_object_array_get_idx(a, i);
+		/* A message has a type; a change about the business
+		   (records/inbound.h's event) a field, and no type. */
 		PROP(json_object_is_type(wa_json_get(m, "type"),
-		    json_type_string));
+		    json_type_string) != json_object_is_type(wa_json_get(m,
+		    "field"), json_type_string));
 		PROP(json_object_is_type(wa_json_get(m, "raw"),
 		    json_type_object));
 	}

@@ -112,6 +112,8 @@ regress import jsonb-decimals \
     "component numbers jsonb writes within 64 bits are imported and sent"
 regress answer 2xx-error-no-code \
     "an HTTP 2xx with an error but no code was sent, without a wamid"
+regress status business-event-empty \
+    "a template status change with an empty value beside messages: kept as an event (field, no type)"
 
 # The harnesses can fail: one that cannot set up aborts, and the status
 # says so.

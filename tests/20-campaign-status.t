@@ -40,7 +40,7 @@ is "$?" 0 "status --json exits 0"
 is "$(cat "$T/err")" "" "nothing on stderr"
 is "$(wc -l <"$T/json" | tr -d ' ')" 1 "one JSON object on one line"
 is "$(jq -c 'keys_unsorted' "$T/json")" \
-    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","breaker","created_at","start_at","started_at","finished_at","expires_at","window","tz","without_zone","weight","priority","limit","total","counts","pending_later","next_retry_at","next_retry_in","attempts","errors","error_history","outage","accepted","first_claim_at","last_claim_at","claim_seconds","rate","rate_last_minute","billable","free","spend","replies","deployment","graph_api"]' \
+    '["id","name","state","state_reason","phone_number_id","template","language","max_attempts","on_unknown","breaker","created_at","start_at","started_at","finished_at","expires_at","window","tz","without_zone","weight","priority","limit","total","counts","pending_later","next_retry_at","next_retry_in","attempts","errors","error_history","outage","accepted","first_claim_at","last_claim_at","claim_seconds","rate","rate_last_minute","billable","free","spend","replies","meta_events","deployment","graph_api"]' \
     "the documented keys, in order"
 is "$(jq -c '[.id, .name, .state, .state_reason, .total]' "$T/json")" \
     "[$c,\"status test\",\"running\",null,12]" "id, name, state, total"
