@@ -36,7 +36,7 @@ body_ok(const struct wa_request *rq, struct json_object *req)
 {
 	static struct json_tokener *tok;
 	struct json_object *b, *lang;
-	const char *to, *cb;
+	const char *to, *cb, *type;
 	char why[256], want[64];
 	int64_t id, attempt;
 	size_t nb;
@@ -49,8 +49,23 @@ body_ok(const struct wa_request *rq, struct json_object *req)
 	PROP(b != NULL);
 	PROP(strcmp(wa_json_str(b, "messaging_product") ?: "", "whatsapp")
 	    == 0);
-	PROP(strcmp(wa_json_str(b, "type") ?: "", "template") == 0);
 	PROP((to = wa_json_str(b, "to")) != NULL && wa_phone_is_e164(to));
+	if (wa_json_get(req, "message") != NULL) {
+		/* A conversation's: its type's object, no callback data,
+		   and only with an open window (checked in prepare). */
+		type = wa_json_str(b, "type");
+		PROP(type != NULL && strcmp(type, "template") != 0);
+		PROP(strcmp(type, wa_json_str(req, "message.type") ?: "")
+		    == 0);
+		PROP(json_object_equal(wa_json_get(b, type),
+		    wa_json_get(wa_json_get(req, "message"), type)));
+		PROP(wa_json_get(b, "biz_opaque_callback_data") == NULL);
+		PROP(wa_json_get(req, "id") == NULL);
+		PROP(wa_json_get(req, "window_closes_at") != NULL);
+		json_object_put(b);
+		return;
+	}
+	PROP(strcmp(wa_json_str(b, "type") ?: "", "template") == 0);
 	PROP(json_object_is_type(wa_json_get(b, "template"),
 	    json_type_object));
 	PROP(*(wa_json_str(b, "template.name") ?: "") != '\0');
@@ -107,7 +122,9 @@ result_ok(const struct wa_request *rq, const struct wa_answer *a,
 	PROP(json_object_equal(wa_json_get(o, "to"), wa_json_get(req, "to")));
 	PROP(json_object_equal(wa_json_get(o, "id"), wa_json_get(req, "id")));
 	bad = wa_results_take(res, o, out, n, "fuzz", 1);
-	if (wa_json_int(req, "id", &id) == 1 && id >= 1 &&
+	if (wa_json_get(req, "message") != NULL)
+		PROP(bad == NULL);
+	else if (wa_json_int(req, "id", &id) == 1 && id >= 1 &&
 	    wa_json_int(req, "attempt", &attempt) == 1 && attempt >= 0 &&
 	    attempt <= INT32_MAX)
 		PROP(bad == NULL);

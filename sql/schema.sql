@@ -1281,6 +1281,38 @@ LANGUAGE sql IMMUTABLE AS $$
 	    WHERE t.tier = v), 0) END
 $$;
 
+-- The messages sent to people in a conversation (wa-send's "message"
+-- lines: a reply, not a template, to someone whose customer-service
+-- window is open), recorded by wa-record, moved by their status webhooks
+-- (wa-status-ingest, by wamid) as campaign rows are: status by rank,
+-- the error of a failure, the pricing code (pricing_kinds; Meta bills
+-- them since 1 October 2026). reply_to is the inbound message answered;
+-- campaign_id and recipient_id its attribution, so that the cost of
+-- answering a campaign's replies is the campaign's. A send that did not
+-- go keeps its wa-send result's error, under a wamid of its own
+-- ('unsent:' and the line's md5).
+CREATE TABLE IF NOT EXISTS conversation_messages (
+	id		bigserial PRIMARY KEY,
+	wamid		text NOT NULL UNIQUE,
+	phone_number_id	text NOT NULL,
+	phone		text NOT NULL,
+	type		text NOT NULL,
+	message		jsonb NOT NULL,
+	reply_to	text,
+	status		text NOT NULL,
+	status_at	timestamptz NOT NULL DEFAULT now(),
+	error_code	integer,
+	error_title	text,
+	error_class	text,
+	pricing		smallint,
+	sent_at		timestamptz NOT NULL DEFAULT now(),
+	campaign_id	bigint REFERENCES campaigns (id) ON DELETE SET NULL,
+	recipient_id	bigint REFERENCES campaign_recipients (id)
+			    ON DELETE SET NULL
+);
+CREATE INDEX IF NOT EXISTS conversation_messages_campaign
+	ON conversation_messages (campaign_id) WHERE campaign_id IS NOT NULL;
+
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
 INSERT INTO wapipe_schema (version) VALUES (7);

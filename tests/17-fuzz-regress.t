@@ -112,6 +112,8 @@ regress import jsonb-decimals \
     "component numbers jsonb writes within 64 bits are imported and sent"
 regress answer 2xx-error-no-code \
     "an HTTP 2xx with an error but no code was sent, without a wamid"
+regress request message-property \
+    "a conversation's message line: a body of its type, not a template's"
 regress status business-event-empty \
     "a template status change with an empty value beside messages: kept as an event (field, no type)"
 

@@ -97,12 +97,17 @@ int cmd_inbound(struct opts *o);		/* inbound prune */
 #define REPLIES_JSON \
     "(SELECT json_build_object('count', a.n, 'people', a.p," \
     "  'messaged', b.m, 'rate', CASE WHEN b.m > 0" \
-    "  THEN round(a.p::numeric / b.m, 4) END)" \
+    "  THEN round(a.p::numeric / b.m, 4) END," \
+    "  'answers', v.n, 'answers_billable', v.billed)" \
     " FROM (SELECT count(*) AS n, count(DISTINCT recipient_id) AS p" \
     "  FROM inbound_messages WHERE campaign_id = c.id) a," \
     " (SELECT count(*) AS m FROM campaign_recipients" \
     "  WHERE campaign_id = c.id" \
-    "   AND status IN ('sent', 'delivered', 'read')) b)"
+    "   AND status IN ('sent', 'delivered', 'read')) b," \
+    " (SELECT count(*) AS n, count(*) FILTER (WHERE k.billed) AS billed" \
+    "  FROM conversation_messages m LEFT JOIN pricing_kinds k" \
+    "  ON k.code = m.pricing WHERE m.campaign_id = c.id" \
+    "   AND m.status <> 'failed') v)"
 
 /*
  * check.c: whether campaign id can go, asked of the Graph API: its

@@ -354,6 +354,9 @@ replies(FILE *f, struct json_object *r)
 	if (num(r, "messaged") > 0)
 		fprintf(f, " (%.1f%%)", 100.0 * num(r, "people") /
 		    num(r, "messaged"));
+	if (num(r, "answers") > 0)
+		fprintf(f, "; answered with %lld messages, %lld billed",
+		    num(r, "answers"), num(r, "answers_billable"));
 	fputc('\n', f);
 }
 

@@ -122,7 +122,7 @@ static const struct meta_error {
 	{ 131050, 400, "Unable to deliver the message",
 	    "The recipient has stopped marketing messages from you." },
 	{ 131051, 400, "Unsupported message type",
-	    "Only template messages are supported by this fake." },
+	    "Message type is not supported." },
 	{ 131056, 400, "(Business Account, Consumer Account) pair rate limit "
 	    "hit", "Too many messages sent from the sender phone number to "
 	    "the same recipient phone number in a short period of time." },
@@ -188,6 +188,8 @@ struct wa_fake {
 	struct table	 pairs;
 	int64_t		 swept;
 	struct table	 once;
+	struct table	 windows;	/* "pnid digits": a person's last
+					   message to the number */
 	int		 logfd;
 	struct wa_fake_stats st;
 	int64_t		 tpl_sends;	/* templates accepted to go */
@@ -206,6 +208,7 @@ struct req {
 	char		 version[16];	/* "v25.0", or "": none */
 	int		 major;		/* its 25, or 0 */
 	int		 inbound;	/* POST .../inbound */
+	int		 reply;		/* a message that is not a template */
 	const char	*text;		/* its text, or */
 	struct json_object *msg;	/* its message as given */
 	char		 details[256];	/* a template refusal's, or "" */
@@ -618,8 +621,18 @@ check(struct wa_fake *f, struct req *q, const char *method,
 		return 100;
 	if ((type = wa_json_str(q->obj, "type")) == NULL || q->to == NULL)
 		return 131008;
-	if (strcmp(type, "template") != 0)
-		return 131051;
+	if (strcmp(type, "template") != 0) {
+		/* The send-messages reference's other types. */
+		if (strstr(",text,image,audio,document,video,sticker,location,"
+		    "contacts,interactive,reaction,", type) == NULL ||
+		    strchr(type, ',') != NULL || *type == '\0' ||
+		    wa_json_get(q->obj, type) == NULL)
+			return 131051;
+		if (!wa_phone_is_e164(q->to))
+			return 131009;
+		q->reply = 1;
+		return -1;
+	}
 	if (q->tmpl == NULL || wa_json_str(q->obj, "template.language.code")
 	    == NULL)
 		return 131008;
@@ -639,6 +652,43 @@ check(struct wa_fake *f, struct req *q, const char *method,
 	/* --templates FILE: its language, status and parameters too. */
 	return wa_fake_send_check(&f->c, wa_json_get(q->obj, "template"),
 	    q->major, q->details, sizeof q->details);
+}
+
+/* The key of the window between number pnid and person digits. */
+static const char *
+window_key(char *key, size_t size, const char *pnid, const char *digits)
+{
+	snprintf(key, size, "%s %s", pnid, digits + (*digits == '+'));
+	return key;
+}
+
+/*
+ * Under f's lock: a message that is not a template goes only to someone
+ * who wrote to the number in the last 24 hours (the customer service
+ * window, Meta's 131047 outside it); the window opens with each of their
+ * messages (window_open). Returns 131047, or -1.
+ */
+static int
+window_shut(struct wa_fake *f, const struct req *q)
+{
+	char key[WA_NUMBER_ID_MAX + 24];
+	struct ent *e = table_get(&f->windows, window_key(key, sizeof key,
+	    q->pnid, q->to));
+
+	return e->t == INT64_MIN || wa_now_ms() - e->t >= 86400000 ? 131047 :
+	    -1;
+}
+
+static void
+window_open(struct wa_fake *f, const char *pnid, const char *digits,
+    int64_t t)
+{
+	char key[WA_NUMBER_ID_MAX + 24];
+	struct ent *e = table_get(&f->windows, window_key(key, sizeof key,
+	    pnid, digits));
+
+	if (t > e->t)
+		e->t = t;
 }
 
 /*
@@ -796,8 +846,8 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 	if (strcmp(st, "sent") == 0 || strcmp(st, "delivered") == 0)
 		wa_buf_printf(&b, ",\"pricing\":{\"billable\":true,"
 		    "\"pricing_model\":\"PMP\",\"type\":\"regular\","
-		    "\"category\":\"%s\"}", f->c.category != NULL ?
-		    f->c.category : "marketing");
+		    "\"category\":\"%s\"}", q->reply ? "service" :
+		    f->c.category != NULL ? f->c.category : "marketing");
 	if (code >= 0) {
 		e = meta_error(code);
 		wa_buf_printf(&b, ",\"errors\":[{\"code\":%ld", code);
@@ -850,6 +900,7 @@ inbound(struct wa_fake *f, const char *pnid, const char *from,
 
 	new_wamid(f, wamid);
 	if ((from = sender(from)) != NULL) {
+		window_open(f, pnid, from, t);
 		wa_buf_puts(&b, "\"contacts\":[{\"profile\":{\"name\":"
 		    "\"Rehearsal\"},\"wa_id\":");
 		wa_buf_json_string(&b, from, strlen(from));
@@ -902,6 +953,7 @@ person(struct wa_fake *f, const struct req *q, const char *wamid,
 		    WA_HOOKS_PREFERENCES);
 	} else {
 		new_wamid(f, id);
+		window_open(f, q->pnid, q->to, t);
 		people_message(&b, act, wa_id,
 		    wa_hooks_display_phone(f->c.hooks), wamid, id, secs, text);
 		wa_hooks_add_value(f->c.hooks, t, q->pnid, b.s, b.len,
@@ -1343,8 +1395,8 @@ wa_fake_handle(struct wa_fake *f, const struct wa_fake_call *k,
 	if (v.code < 0 && v.outcome == ERROR && q.inbound) {
 		v.outcome = INBOUND;
 		inbound(f, q.pnid, q.to, q.text, q.msg, wa_now_ms(), v.wamid);
-	} else if (v.code < 0 && v.outcome == ERROR &&
-	    (v.code = pause_template(f, &q)) < 0)
+	} else if (v.code < 0 && v.outcome == ERROR && (v.code = q.reply ?
+	    window_shut(f, &q) : pause_template(f, &q)) < 0)
 		decide(f, &q, &v);
 	if (v.outcome == SENT || v.lost)
 		f->st.sent++;
@@ -1380,6 +1432,7 @@ wa_fake_free(struct wa_fake *f, struct wa_fake_stats *st)
 	}
 	table_free(&f->pairs);
 	table_free(&f->once);
+	table_free(&f->windows);
 	for (i = 0; i < f->c.nscripts; i++) {
 		free(f->c.scripts[i].suffix);
 		free(f->c.scripts[i].text);

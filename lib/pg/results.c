@@ -44,9 +44,9 @@ static const char *apply_sql =
     "WITH r AS (SELECT *, coalesce(class IN ('outage', 'unsent'), false)"
     "   AS free FROM unnest($1::bigint[], $2::int[], $3::text[],"
     "   $4::text[], $5::int[], $6::text[], $7::bigint[], $8::text[],"
-    "   $9::int[], $10::text[])"
+    "   $9::int[], $10::text[], $11::jsonb[])"
     "   AS r(id, attempt, outcome, wamid, code, title, delay_ms, class,"
-    "   subcode, wa_id)),"
+    "   subcode, wa_id, reply)),"
     " upd AS (UPDATE campaign_recipients c SET"
     "   status = CASE WHEN c.status <> 'sending' THEN"
     "     CASE WHEN c.status IN ('unknown', 'pending') THEN 'sent'"
@@ -121,13 +121,42 @@ static const char *apply_sql =
     "   AND k.state = 'running') OR ks.n > 0 OR (ks.reached > 0"
     "   AND k.outage_started_at IS NOT NULL AND k.outage_ended_at IS NULL)))"
     /*
+     * A conversation's message (a "message" line: r.reply, the line
+     * whole) is kept in conversation_messages, attributed to the
+     * campaign of the inbound message it answers, with the statuses
+     * that came before it (kept unmatched: a webhook can beat its
+     * result here); one that did not go, failed with its error. Once:
+     * a line given again adds nothing.
+     */
+    ","
+    " cr AS (SELECT r.*, x.*, (SELECT u.status FROM unmatched_statuses u"
+    "   WHERE u.wamid = r.wamid ORDER BY status_rank(u.status) DESC"
+    "   LIMIT 1) AS came FROM r, LATERAL (SELECT"
+    "   coalesce(r.wamid, 'unsent:' || md5(r.reply::text)) AS key,"
+    "   r.reply->>'reply_to' AS reply_to) x WHERE r.reply IS NOT NULL),"
+    " cm AS (INSERT INTO conversation_messages (wamid, phone_number_id,"
+    "   phone, type, message, reply_to, status, error_code, error_title,"
+    "   error_class, campaign_id, recipient_id)"
+    "  SELECT DISTINCT ON (cr.key) cr.key,"
+    "   cr.reply->>'phone_number_id', cr.reply->>'to',"
+    "   cr.reply #>> '{message,type}', cr.reply->'message', cr.reply_to,"
+    "   CASE WHEN cr.outcome NOT IN ('sent', 'unknown') THEN 'failed'"
+    "    WHEN status_rank(cr.came) > 0 THEN cr.came ELSE cr.outcome END,"
+    "   cr.code, cr.title, CASE WHEN cr.outcome <> 'sent' THEN cr.class"
+    "   END, i.campaign_id, i.recipient_id"
+    "  FROM cr LEFT JOIN inbound_messages i ON i.wamid = cr.reply_to"
+    "  ORDER BY cr.key ON CONFLICT (wamid) DO NOTHING RETURNING wamid),"
+    " cu AS (DELETE FROM unmatched_statuses u USING cm"
+    "  WHERE u.wamid = cm.wamid)"
+    /*
      * Lines that name no row are looked for only when some line was not
      * applied: the first condition is a one-time filter, so a batch
      * applied whole costs no lookup per line.
      */
-    " SELECT (SELECT count(*) FROM upd), count(*),"
-    "  array_to_string((array_agg(r.id ORDER BY r.id))[1:10], ' ')"
-    " FROM r WHERE (SELECT count(*) FROM upd) < (SELECT count(*) FROM r)"
+    " SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM cr),"
+    "  count(*), array_to_string((array_agg(r.id ORDER BY r.id))[1:10],"
+    "  ' ') FROM r WHERE (SELECT count(*) FROM upd) + (SELECT count(*)"
+    "  FROM cr) < (SELECT count(*) FROM r) AND r.reply IS NULL"
     "  AND NOT EXISTS (SELECT 1 FROM campaign_recipients c"
     "  WHERE c.id = r.id)";
 
@@ -144,6 +173,7 @@ struct row {
 	size_t		 wa_id;		/* the same: only one that is not
 					   the number sent to */
 	size_t		 line, len;	/* the input line, in lines */
+	int		 reply;		/* a conversation's message */
 	const char	*name;
 	unsigned long	 lineno;
 };
@@ -156,7 +186,7 @@ struct wa_results {
 	size_t		*order;		/* v's indices sorted by id */
 	struct wa_buf	 str;		/* wamids and titles, NUL-ended */
 	struct wa_buf	 lines;		/* the batch's lines, to echo or keep */
-	struct wa_buf	 a[10];		/* the statement's arrays */
+	struct wa_buf	 a[11];		/* the statement's arrays */
 	unsigned long long done[WA_OUTCOMES], stale, norow, refused;
 	char		 norow_ids[96];	/* the first ids no row has */
 	void		(*on_refused)(const char *, size_t, const char *,
@@ -184,7 +214,7 @@ wa_results_free(struct wa_results *r)
 
 	if (r == NULL)
 		return;
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 11; i++)
 		wa_buf_free(&r->a[i]);
 	wa_buf_free(&r->str);
 	wa_buf_free(&r->lines);
@@ -291,16 +321,25 @@ wa_results_take(struct wa_results *r, struct json_object *obj,
 	struct row *w;
 	const char *s, *to, *wa_id;
 	int64_t id, attempt, code;
-	int k;
+	int k, reply;
 
 	s = wa_json_str(obj, "result.outcome");
+	/* A conversation's message names no row (request.h). */
+	reply = wa_json_get(obj, "id") == NULL &&
+	    json_object_is_type(wa_json_get(obj, "message"),
+	    json_type_object);
+	if (reply && (wa_json_str(obj, "phone_number_id") == NULL ||
+	    wa_json_str(obj, "to") == NULL ||
+	    wa_json_str(obj, "message.type") == NULL))
+		return "a message without phone_number_id, to or message.type";
+	id = attempt = 0;
 	/* As wa-send reads them: " 5" is not row 5 here either. */
-	if (wa_json_canon_int(obj, "id", &id) != 1 ||
-	    wa_json_canon_int(obj, "attempt", &attempt) != 1)
+	if (!reply && (wa_json_canon_int(obj, "id", &id) != 1 ||
+	    wa_json_canon_int(obj, "attempt", &attempt) != 1))
 		return "no integer \"id\" and \"attempt\" (a JSON number, "
 		    "or digits without sign, space or leading zero)";
 	/* What the batch's columns take (bigint, integer), here. */
-	if (id < 1 || attempt < 0 || attempt > INT32_MAX) {
+	if (!reply && (id < 1 || attempt < 0 || attempt > INT32_MAX)) {
 		snprintf(r->why, sizeof r->why, "\"id\" %lld or \"attempt\" "
 		    "%lld out of range", (long long)id, (long long)attempt);
 		return r->why;
@@ -323,6 +362,7 @@ wa_results_take(struct wa_results *r, struct json_object *obj,
 	memset(w, 0, sizeof *w);
 	w->id = id;
 	w->attempt = attempt;
+	w->reply = reply;
 	w->outcome = k;
 	w->code = code;
 	if (wa_json_int(obj, "result.error.subcode", &w->subcode) != 1 ||
@@ -374,16 +414,23 @@ byid(const void *a, const void *b)
 static PGresult *
 run(struct wa_results *r, size_t lo, size_t hi, int wait)
 {
-	const char *p[10];
+	const char *p[11];
 	size_t i;
 	int j;
 
-	for (j = 0; j < 10; j++)
+	for (j = 0; j < 11; j++)
 		wa_pg_array_start(&r->a[j]);
 	for (i = lo; i < hi; i++) {
 		const struct row *w = &r->v[r->order[i]];
 
-		wa_pg_array_int(&r->a[0], w->id);
+		if (w->reply) {
+			wa_pg_array_null(&r->a[0]);
+			wa_pg_array_add(&r->a[10], r->lines.s + w->line,
+			    w->len);
+		} else {
+			wa_pg_array_int(&r->a[0], w->id);
+			wa_pg_array_null(&r->a[10]);
+		}
 		wa_pg_array_int(&r->a[1], w->attempt);
 		wa_pg_array_str(&r->a[2], wa_outcome_names[w->outcome]);
 		wa_pg_array_str(&r->a[3], str(r, w->wamid));
@@ -400,13 +447,13 @@ run(struct wa_results *r, size_t lo, size_t hi, int wait)
 			wa_pg_array_null(&r->a[8]);
 		wa_pg_array_str(&r->a[9], str(r, w->wa_id));
 	}
-	for (j = 0; j < 10; j++) {
+	for (j = 0; j < 11; j++) {
 		wa_pg_array_end(&r->a[j]);
 		p[j] = r->a[j].s;
 	}
 	if (!wait)
-		return wa_pg_try(r->db, "wa_record_apply", apply_sql, 10, p);
-	return wa_pg_run(r->db, "wa_record_apply", apply_sql, 10, p);
+		return wa_pg_try(r->db, "wa_record_apply", apply_sql, 11, p);
+	return wa_pg_run(r->db, "wa_record_apply", apply_sql, 11, p);
 }
 
 /*

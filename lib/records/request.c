@@ -1,16 +1,19 @@
 /*
  * request.c: a send request (DESIGN.md "The NDJSON contract") checked and
  * turned into the template message the Cloud API expects, with the
- * recipient id and attempt in biz_opaque_callback_data.
+ * recipient id and attempt in biz_opaque_callback_data; or, for a line
+ * with a "message", the message of a conversation (conversation()).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/buf.h"
 #include "records/json.h"
 #include "records/phone.h"
 #include "records/request.h"
+#include "records/stamp.h"
 
 /* Scalars as text: strings as they are, numbers in JSON. */
 static const char *
@@ -114,6 +117,70 @@ keep(struct wa_request *s, struct json_object *req, const char *line,
 }
 
 /*
+ * A line whose "message" is a Cloud API message that is not a template
+ * (the send-messages reference's types: text, image, audio, document,
+ * video, sticker, location, contacts, interactive, reaction), to phone:
+ * a reply to someone whose customer-service window is open, as the
+ * line's "window_closes_at" (RFC 3339: wa-inbound's) says; its
+ * "reply_to", the wamid of the message it answers, becomes its context.
+ * Meta refuses a message outside the window (131047): so does this,
+ * before the call. Returns NULL, or why.
+ */
+static const char *
+conversation(struct wa_request *s, struct json_object *req,
+    const char *phone)
+{
+	static const char *const types[] = { "text", "image", "audio",
+	    "document", "video", "sticker", "location", "contacts",
+	    "interactive", "reaction" };
+	static char why[200];
+	struct json_object *m = wa_json_get(req, "message"), *w;
+	const char *type = wa_json_str(m, "type"), *bad, *to;
+	char at[WA_STAMP_MAX];
+	size_t i;
+
+	for (i = 0; type != NULL && i < sizeof types / sizeof *types; i++)
+		if (strcmp(type, types[i]) == 0)
+			break;
+	if (type == NULL || i == sizeof types / sizeof *types)
+		return "message.type is not one of text, image, audio, "
+		    "document, video, sticker, location, contacts, "
+		    "interactive, reaction (a template goes as \"template\")";
+	if (!json_object_is_type(wa_json_get(m, type), json_type_object)) {
+		snprintf(why, sizeof why, "message.%s, the %s message, is "
+		    "missing or not an object", type, type);
+		return why;
+	}
+	w = wa_json_get(req, "window_closes_at");
+	if (!json_object_is_type(w, json_type_string))
+		return "a message that is not a template goes only to someone "
+		    "whose customer-service window is open: the line needs "
+		    "its \"window_closes_at\" (wa-inbound gives it)";
+	if ((bad = wa_stamp(json_object_get_string(w),
+	    json_object_get_string_len(w), at)) != NULL) {
+		snprintf(why, sizeof why, "window_closes_at: %s", bad);
+		return why;
+	}
+	if (wa_stamp_seconds(at) <= (int64_t)time(NULL)) {
+		snprintf(why, sizeof why, "the customer-service window with %s "
+		    "closed at %s: Meta would refuse the message (131047); "
+		    "only a template may go", phone, json_object_get_string(w));
+		return why;
+	}
+	wa_buf_puts(&s->body, ",\"type\":");
+	wa_buf_json_string(&s->body, type, strlen(type));
+	wa_buf_printf(&s->body, ",\"%s\":", type);
+	wa_buf_puts(&s->body, wa_json_text(wa_json_get(m, type)));
+	if ((to = wa_json_str(req, "reply_to")) != NULL) {
+		wa_buf_puts(&s->body, ",\"context\":{\"message_id\":");
+		wa_buf_json_string(&s->body, to, strlen(to));
+		wa_buf_add(&s->body, "}", 1);
+	}
+	wa_buf_add(&s->body, "}", 1);
+	return NULL;
+}
+
+/*
  * Checks request req (the text of line, len bytes) and fills s for a POST
  * under base. Returns NULL, or why the request cannot be sent. A request
  * belongs to its campaign_id; one without (hand-written) to its number
@@ -146,6 +213,25 @@ wa_request_prepare(struct wa_request *s, struct json_object *req,
 		snprintf(why, sizeof why, "\"to\" '%.40s' is not an E.164 "
 		    "number: %s", to, bad);
 		return why;
+	}
+	if (wa_json_get(req, "message") != NULL) {
+		if (wa_json_get(req, "template") != NULL ||
+		    wa_json_get(req, "id") != NULL)
+			return "a message of a conversation has no template "
+			    "and names no campaign row (no \"id\")";
+		snprintf(s->number, sizeof s->number, "%s", number);
+		wa_buf_printf(&s->url, "%s/%s/messages", base, number);
+		wa_buf_puts(&s->body, "{\"messaging_product\":\"whatsapp\","
+		    "\"recipient_type\":\"individual\",\"to\":");
+		wa_buf_json_string(&s->body, phone, strlen(phone));
+		if ((bad = conversation(s, req, phone)) != NULL)
+			return bad;
+		if (wa_json_check(s->body.s, s->body.len, WA_JSON_RECORD,
+		    WA_JSON_DEPTH, why, sizeof why) < 0)
+			return "the message is nested too deep or holds what "
+			    "JSON records may not";
+		wa_buf_printf(&s->campaign, "number %s conversations", number);
+		return NULL;
 	}
 	tpl = wa_json_get(req, "template");
 	if ((name = wa_json_str(tpl, "name")) == NULL || *name == '\0')

@@ -97,6 +97,27 @@ wa_stamp(const char *s, size_t n, char *out)
 	return NULL;
 }
 
+int64_t
+wa_stamp_seconds(const char *t)
+{
+	int y = digits(t, 4), m = digits(t + 5, 2), d = digits(t + 8, 2);
+	const char *o = t + 19;
+	int64_t days, era, yoe, doy, off;
+
+	/* Days from 1970-01-01 of the proleptic Gregorian calendar. */
+	y -= m <= 2;
+	era = y / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+	while (*o == '.' || (*o >= '0' && *o <= '9'))
+		o++;
+	off = (digits(o + 1, 2) * 60 + digits(o + 4, 2)) * 60;
+	return days * 86400 + digits(t + 11, 2) * 3600 +
+	    digits(t + 14, 2) * 60 + digits(t + 17, 2) -
+	    (*o == '-' ? -off : off);
+}
+
 /* "hh:mm" or "hh:mm:ss", the whole of the n bytes at s, into out. */
 static const char *
 clock_of_day(const char *s, size_t n, char *out)

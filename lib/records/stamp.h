@@ -7,6 +7,7 @@
 #define WA_RECORDS_STAMP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define WA_STAMP_MAX 40		/* what wa_stamp writes, with its NUL */
 
@@ -17,6 +18,9 @@
  * and "+00:00" for 'Z'. Returns NULL, or why it is not one.
  */
 const char *wa_stamp(const char *s, size_t n, char *out);
+
+/* The Unix time, in seconds, of a date-time as wa_stamp writes it. */
+int64_t wa_stamp_seconds(const char *stamp);
 
 /* What wa_stamp_when read: an instant, or a wall-clock time. */
 enum wa_when { WA_WHEN_INSTANT, WA_WHEN_LOCAL, WA_WHEN_CLOCK };
