@@ -11,6 +11,11 @@
 #   one    one number at RATE msg/s (default 1000) for SECS seconds
 #          (default 20), 250 ms latency, status webhooks (sent, delivered,
 #          60% read) through wa-webhook and wa-status-ingest --follow.
+#   peak   as one, with REPLY_RATE (default 0.05) of the people
+#          answering after their message's last status (wa-fake-api
+#          --reply-rate): the inbound messages stored by the same
+#          wa-status-ingest and streamed by wa-inbound --follow, beside
+#          the status lag (run "one peak" to compare in one run).
 #   many   as one, with N numbers (a pipeline and campaign each, one fake,
 #          one wa-webhook, one wa-status-ingest), N = 2, 4, 6, ... (or
 #          NS="4 8"), raised until the combined rate falls below 95% of
@@ -174,9 +179,15 @@ webhooks() {
 	wait_for 30 test -s "$T/hook.port" || bail "wa-webhook did not start"
 	bg wa-status-ingest --follow "$T/spool" 2>>"$T/err"
 	in=$!
+	replies=${2:-0}
+	rm -f "$T/inbound"
+	bg wa-inbound --follow --cursor bench --poll-ms 200 \
+	    >"$T/inbound" 2>>"$T/err"
+	ib=$!
 	fake_start --rate 0 --pair-ms 0 --threads 2 --latency-ms 250 \
 	    --webhook-url "http://127.0.0.1:$(cat "$T/hook.port")/" \
-	    --webhook-delay-ms 200 --webhook-batch 100 --read-rate 0.6
+	    --webhook-delay-ms 200 --webhook-batch 100 --read-rate 0.6 \
+	    --reply-rate "$replies"
 	per=$((RATE * SECS))
 	cs=
 	i=0
@@ -211,7 +222,17 @@ webhooks() {
 		[ "$(sql "select count(*) from campaign_recipients
 		    where status = 'read'")" = "$(cat "$T"/spool/* |
 		    grep -o '"id":"[^"]*","status":"read"' | sort -u |
-		    wc -l)" ]
+		    wc -l)" ] &&
+		[ "$(sql "select count(*) from inbound_messages")" = \
+		    "$(inbound_sent)" ] &&
+		[ "$(jq -r .wamid "$T/inbound" | sort -u | wc -l)" = \
+		    "$(inbound_sent)" ]
+	}
+	# shellcheck disable=SC2317
+	inbound_sent() {
+		cat "$T"/spool/* |
+		    grep -o '"messages":\[{"from":"[0-9]*","id":"[^"]*"' |
+		    sort -u | wc -l
 	}
 	wait_for 300 settled || bail "statuses not applied: $(tail -3 "$T/err")"
 	lag=$(secs "$sent")
@@ -231,9 +252,12 @@ webhooks() {
 	echo "  API saw           $r msg/s = $held% of $(($1 * RATE))" \
 	    "(wall clock, machine shared; pipelines took $t s)"
 	echo "  statuses applied  $lag s after the last send ($st)"
+	[ "$replies" = 0 ] || echo "  inbound           $(inbound_sent) replies" \
+	    "($replies of the people), all stored and streamed" \
+	    "(wa-inbound --follow) by then"
 	report "$total"
 	kill "$FAKE_PID"; wait "$FAKE_PID"
-	kill "$in" "$wh"; wait "$in" "$wh" 2>/dev/null
+	kill "$in" "$wh" "$ib"; wait "$in" "$wh" "$ib" 2>/dev/null
 	wh='' in=''
 	pgtmp_stop
 	rm -rf "$T/pg" "$T/spool" "$FAKE_LOG"
@@ -245,6 +269,7 @@ for s in "$@"; do
 	case $s in
 	flat)	flat ;;
 	one)	webhooks 1 ;;
+	peak)	webhooks 1 "${REPLY_RATE:-0.05}" ;;
 	many)	for n in ${NS:-2 4 6 8 10 12}; do
 			webhooks "$n"
 			awk -v h="$HELD" 'BEGIN { exit !(h < 95) }' && break

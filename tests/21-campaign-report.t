@@ -79,6 +79,25 @@ like "$(cat "$T/page.html")" '<td class="n" id="n-claimed">11</td>' \
 like "$(cat "$T/page.html")" 'paused</b>: halt: 132015 template paused' \
     "the pause and its reason"
 
+# Replies and opt-outs: a message back from one person messaged, who
+# then opted out.
+sql "insert into inbound_messages (wamid, phone, phone_number_id, type,
+    body, sent_at, raw, campaign_id, recipient_id)
+    select 'wamid.in.report', r.phone, c.phone_number_id, 'text', 'STOP',
+    now(), '{}', c.id, r.id from campaign_recipients r
+    join campaigns c on c.id = r.campaign_id
+    where c.id = $c and r.attempt > 0 order by r.id limit 1;
+    insert into suppressions (scope, phone, reason)
+    select phone_number_id, i.phone, 'inbound \"STOP\"'
+    from inbound_messages i where wamid = 'wamid.in.report'" >/dev/null
+wa-campaign report "$c" >"$T/page2.html" 2>/dev/null
+like "$(cat "$T/page2.html")" '<span id="n-replies">1</span> messages from <span id="n-repliers">1</span> of [0-9]+ people messaged' \
+    "the replies and the people who replied"
+like "$(cat "$T/page2.html")" '<span id="n-optouts">1</span> opted out' \
+    "... and who opted out"
+is "$(wa-campaign report --json "$c" | jq -c '[.replies.count,
+    .replies.optouts]')" "[1,1]" "... as --json says"
+
 # A campaign from before campaign_events: its own times instead.
 sql "delete from campaign_events where campaign_id = $c" >/dev/null
 is "$(wa-campaign report --json "$c" | jq -c '[.timeline[] | .state]')" \

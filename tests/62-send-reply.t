@@ -65,6 +65,8 @@ echo '{"phone_number_id":"'$PN'","to":"+15550000003","message":{"type":"text","t
     >>"$T/replies"
 echo '{"phone_number_id":"'$PN'","to":"+15550000004","window_closes_at":"2099-01-01T00:00:00Z","message":{"type":"poll","poll":{}}}' \
     >>"$T/replies"
+echo '{"phone_number_id":"'$PN'","to":"+15550000006","window_closes_at":"2099-01-01T00:00:00Z","template":{"name":"reminder","language":"en_US"},"message":{"type":"text","text":{"body":"both"}}}' \
+    >>"$T/replies"
 wa-throttle -r 100 <"$T/replies" 2>/dev/null |
     wa-send --reject "$T/rejected" 2>"$T/send.err" >"$T/results"
 is "$?" 65 "wa-send: 65, lines refused"
@@ -74,8 +76,10 @@ like "$(cat "$T/send.err")" ":3: .*needs its \"window_closes_at\"" \
     "a message without its window is refused"
 like "$(cat "$T/send.err")" ":4: message.type is not one of" \
     "a type Meta has not is refused"
-is "$(wc -l <"$T/rejected" | tr -d ' ')" 3 "the three are kept in --reject"
-is "$(jq -r .to "$FAKE_LOG" | grep -c '^+1555000000[234]$')" 0 \
+like "$(cat "$T/send.err")" ":5: a message of a conversation has no template" \
+    "a line with both a template and a message is refused"
+is "$(wc -l <"$T/rejected" | tr -d ' ')" 4 "the four are kept in --reject"
+is "$(jq -r .to "$FAKE_LOG" | grep -c '^+1555000000[2346]$')" 0 \
     "... never sent: the API saw none of them"
 is "$(jq -r .result.outcome "$T/results")" sent "the answer goes"
 wa-record <"$T/results" >/dev/null 2>"$T/record.err"

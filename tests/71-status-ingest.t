@@ -143,7 +143,7 @@ played='{"id":"wamid.10","status":"played","timestamp":1750000080.0}'
 foreign=$(st 11 delivered 1750000090 '' ',"biz_opaque_callback_data":"some data"')
 sysrr='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"messaging_product":"whatsapp","metadata":{},"errors":[{"code":130429,"title":"Rate limit hit","message":"Rate limit hit","error_data":{"details":"Too many"},"href":"/x"}]},"field":"messages"}]}]}'
 inbound='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"contacts":[{"wa_id":"1555","user_id":"US.1"}],"messages":[{"from":"1555","id":"wamid.in","timestamp":"1","type":"text","text":{"body":"hi"}}]},"field":"messages"}]}]}'
-tmpl='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"event":"PAUSED","message_template_id":1},"field":"message_template_status_update"}]}]}'
+tmpl='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"display_phone_number":"15550783881","decision":"APPROVED","requested_verified_name":"Clinic"},"field":"phone_number_name_update"}]}]}'
 multi='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"statuses":[{"id":"wamid.12","status":"sent","timestamp":"1750000001"}]},"field":"messages"},{"value":{"statuses":[{"id":"wamid.12","status":"delivered","timestamp":"1750000002"}]},"field":"messages"}]},{"id":"2","changes":[{"value":{"statuses":[{"id":"wamid.12","status":"read","timestamp":"1750000003"}]},"field":"messages"}]}]}'
 {
 	body "$nors" "$played" "$foreign"
@@ -180,7 +180,7 @@ like "$(cat "$T/err")" '<stdin>:3: system error 130429: Rate limit hit' \
     'a system error is logged with its code'
 like "$(cat "$T/err")" '<stdin>:2: status "deleted" not applied' \
     'an unknown status value is logged'
-like "$(cat "$T/err")" '<stdin>:5: field "message_template_status_update" skipped' \
+like "$(cat "$T/err")" '<stdin>:5: field "phone_number_name_update" skipped' \
     'another field is logged'
 like "$(cat "$T/err")" '<stdin>:8: not valid JSON' \
     'invalid JSON is reported with its line number'

@@ -98,7 +98,12 @@ int cmd_inbound(struct opts *o);		/* inbound prune */
     "(SELECT json_build_object('count', a.n, 'people', a.p," \
     "  'messaged', b.m, 'rate', CASE WHEN b.m > 0" \
     "  THEN round(a.p::numeric / b.m, 4) END," \
-    "  'answers', v.n, 'answers_billable', v.billed)" \
+    "  'answers', v.n, 'answers_billable', v.billed, 'optouts', (" \
+    "  SELECT count(DISTINCT s.phone) FROM suppressions s" \
+    "  WHERE s.added_at >= c.created_at" \
+    "   AND s.scope IN (c.phone_number_id, '*') AND EXISTS (SELECT 1" \
+    "   FROM campaign_recipients r WHERE r.campaign_id = c.id" \
+    "   AND r.phone = s.phone AND r.attempt > 0)))" \
     " FROM (SELECT count(*) AS n, count(DISTINCT recipient_id) AS p" \
     "  FROM inbound_messages WHERE campaign_id = c.id) a," \
     " (SELECT count(*) AS m FROM campaign_recipients" \

@@ -10,8 +10,9 @@
  * "chart-..." and a <title>; every count the funnel shows is in an
  * element with an id "n-..." (n-total, n-claimed, n-sent, ...), and so
  * are the messages billed and free (n-billed, n-free) and what they cost
- * (spend), for whoever checks the page against `wa-campaign status
- * --json`.
+ * (spend), and the replies (n-replies, n-repliers, reply-rate,
+ * n-answers, n-optouts), for whoever checks the page against
+ * `wa-campaign status --json`.
  *
  * Writes to f; the caller checks f for errors.
  */
@@ -259,6 +260,22 @@ cost(FILE *f, struct json_object *o)
 		    "</td></tr>\n", (long long)json_object_get_int64(m));
 	}
 	fputs("</table>\n", f);
+}
+
+/* What people sent back, and what it took to answer them. */
+static void
+replies(FILE *f, struct json_object *o)
+{
+	struct json_object *r = wa_json_get(o, "replies");
+
+	fprintf(f, "<h2 id=\"replies\">Replies</h2>\n<p><span id=\"n-replies"
+	    "\">%lld</span> messages from <span id=\"n-repliers\">%lld</span> "
+	    "of %lld people messaged (<span id=\"reply-rate\">%.1f%%</span>); "
+	    "answered with <span id=\"n-answers\">%lld</span> messages, "
+	    "%lld billed; <span id=\"n-optouts\">%lld</span> opted out.</p>\n",
+	    num(r, "count"), num(r, "people"), num(r, "messaged"),
+	    pct(num(r, "people"), num(r, "messaged")), num(r, "answers"),
+	    num(r, "answers_billable"), num(r, "optouts"));
 }
 
 /* The series: one polyline per kind, on one scale. */
@@ -533,6 +550,7 @@ html_report(FILE *f, struct json_object *o)
 {
 	head(f, o);
 	funnel(f, o);
+	replies(f, o);
 	cost(f, o);
 	series(f, o);
 	fputs("<h2 id=\"latency\">From send to delivered and to read</h2>\n"

@@ -357,6 +357,8 @@ replies(FILE *f, struct json_object *r)
 	if (num(r, "answers") > 0)
 		fprintf(f, "; answered with %lld messages, %lld billed",
 		    num(r, "answers"), num(r, "answers_billable"));
+	if (num(r, "optouts") > 0)
+		fprintf(f, "; %lld opted out", num(r, "optouts"));
 	fputc('\n', f);
 }
 
