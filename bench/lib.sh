@@ -146,7 +146,7 @@ spool_statuses() {
 	  if (pricing != "" && $2 != "read")
 		b = substr(b, 1, length(b) - 1) ",\"pricing\":{\"billable\":true,\"pricing_model\":\"PMP\",\"category\":\"marketing\",\"type\":\"regular\"}}"
 	  if (uids != "")
-		b = substr(b, 1, length(b) - 1) ",\"recipient_user_id\":\"US." (9000000000 + $1) "\"}"
+		b = substr(b, 1, length(b) - 1) ",\"recipient_user_id\":\"US.9" $1 "\"}"
 	  if (++k == 100) flush() }
 	END { flush() }'
 }
