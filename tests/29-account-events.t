@@ -8,7 +8,16 @@
 # matching en_US), its return says it can resume; an account disabled
 # or restricted pauses the account's campaigns; a new limit sets the
 # portfolio's. Each change counts once however often Meta delivers it;
-# what stops Postgres stops nothing for good.
+# what stops Postgres stops nothing for good. The pages each body follows
+# (Meta's webhooks reference, developers.facebook.com/documentation/
+# business-messaging/whatsapp/webhooks/reference/...):
+# message_template_status_update (event, message_template_name,
+# message_template_language "en-US", reason, other_info.title),
+# template_category_update (previous_category, new_category),
+# account_update (event DISABLED_UPDATE with ban_info.waba_ban_state;
+# ACCOUNT_RESTRICTION with restriction_info[].restriction_type),
+# business_capability_update (max_daily_conversations_per_business);
+# facts and dates in ../shared/research/cloud-api-2026.md §2.3, §4, §8.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 pg_start

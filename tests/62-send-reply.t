@@ -9,7 +9,12 @@
 # messages since 1 October 2026). A message outside the window is
 # refused before the call, with its line number, kept in --reject; the
 # other lines go. wa-fake-api answers 131047 to a message for someone
-# who never wrote, as Meta does.
+# who never wrote, as Meta does. Pages followed: the Cloud API's
+# send-messages reference (a text message: type, text.body, context
+# .message_id), its error codes (131047, re-engagement: more than 24
+# hours since the person's last message) and "Pricing for non-template
+# messages" (category service, billable, from 1 October 2026):
+# ../shared/research/cloud-api.md §2-§3, cloud-api-2026.md §1.2.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake.sh"
 pg_start

@@ -119,9 +119,8 @@
  * on a status of this batch (b, apply_sql's), not yet in it.
  */
 #define KNOWN(uid) "coalesce((SELECT u.phone FROM user_ids u" \
-    " WHERE u.user_id = " uid "), (SELECT c.phone FROM b" \
-    " JOIN campaign_recipients c ON c.id = b.id WHERE b.uid = " uid \
-    " LIMIT 1))"
+    " WHERE u.user_id = " uid "), (SELECT b.phone FROM b" \
+    " WHERE b.uid = " uid " AND b.id IS NOT NULL LIMIT 1))"
 
 /*
  * The person who is phone (PERSON), or, when Meta named them by their
@@ -308,13 +307,17 @@ static const char *apply_sql =
     " b AS (SELECT CASE WHEN c.wamid = b0.wamid THEN c.id"
     "    WHEN w.id IS NOT NULL THEN w.id"
     "    WHEN " OURS("b0.att", "b0.status", "c")
-    "    THEN c.id END AS id, b0.*, c.wamid IS DISTINCT FROM b0.wamid"
+    "    THEN c.id END AS id, CASE WHEN c.wamid = b0.wamid THEN c.phone"
+    "    WHEN w.id IS NOT NULL THEN w.phone"
+    "    WHEN " OURS("b0.att", "b0.status", "c")
+    "    THEN c.phone END AS phone, b0.*,"
+    "   c.wamid IS DISTINCT FROM b0.wamid"
     "    AND w.id IS NULL AND c.id IS NOT NULL"
     "    AND NOT " OURS("b0.att", "b0.status", "c") " AS alien"
     "  FROM b0 LEFT JOIN campaign_recipients c ON c.id = b0.rid"
     /* The wamid's row looked up only when the named row is not it:
      * the usual status (its row named and holding it) costs one probe. */
-    "  LEFT JOIN LATERAL (SELECT x.id FROM campaign_recipients x"
+    "  LEFT JOIN LATERAL (SELECT x.id, x.phone FROM campaign_recipients x"
     "   WHERE x.wamid = b0.wamid AND c.wamid IS DISTINCT FROM b0.wamid"
     "   LIMIT 1) w ON true),"
     " m0 AS (SELECT id, wamid, status, at, code, title, class, pricing"
@@ -350,11 +353,11 @@ static const char *apply_sql =
     "  ON CONFLICT (spool) DO UPDATE SET segment = excluded.segment,"
     "   byte_offset = excluded.byte_offset, updated_at = now()"
     "  RETURNING 1),"
-    /* Who a status went to, by the id Meta knows them by. */
+    /* Who a status went to, by the id Meta knows them by (b holds
+     * the row's number: no second look-up). */
     " ids AS (INSERT INTO user_ids (user_id, phone)"
-    "  SELECT DISTINCT ON (b.uid) b.uid, c.phone FROM b"
-    "  JOIN campaign_recipients c ON c.id = b.id"
-    "  WHERE b.uid IS NOT NULL ORDER BY b.uid"
+    "  SELECT DISTINCT ON (b.uid) b.uid, b.phone FROM b"
+    "  WHERE b.uid IS NOT NULL AND b.id IS NOT NULL ORDER BY b.uid"
     "  ON CONFLICT DO NOTHING RETURNING 1),"
     /* o.phone: "+" and digits, or a BSUID. */
     " opt AS (INSERT INTO suppressions (scope, phone, reason)"

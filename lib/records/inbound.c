@@ -184,12 +184,23 @@ nul_free(struct wa_buf *out, const char *s)
 	wa_buf_add(out, s + from, i - from);
 }
 
-/* Appends o to out's array, counts it in *n, and lets o go. */
+/*
+ * Adds to o what every object has (ts, the timestamp of raw when it has
+ * one; raw; line), appends o to out's array, counts it in *n, and lets
+ * o go.
+ */
 static void
-append(struct wa_buf *out, size_t *n, struct json_object *o)
+append(struct wa_buf *out, size_t *n, struct json_object *o,
+    struct json_object *raw, unsigned long lineno)
 {
-	const char *s = json_object_to_json_string_ext(o,
-	    JSON_C_TO_STRING_PLAIN);
+	long long ts;
+	const char *s;
+
+	if ((ts = seconds(raw)) >= 0)
+		json_object_object_add(o, "ts", json_object_new_int64(ts));
+	json_object_object_add(o, "raw", json_object_get(raw));
+	json_object_object_add(o, "line", json_object_new_int64(lineno));
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 
 	if (out->len == 0)
 		wa_buf_add(out, "[", 1);
@@ -207,7 +218,6 @@ wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
 	struct json_object *o, *c;
 	const char *id, *from, *uid, *type, *s;
 	char phone[20];
-	long long ts;
 
 	if (!json_object_is_type(m, json_type_object))
 		return;
@@ -235,11 +245,7 @@ wa_inbound_add(struct wa_buf *out, size_t *n, struct json_object *value,
 	content(o, m, type);
 	if ((s = wa_json_str(m, "context.id")) != NULL)
 		str(o, "context", s);
-	if ((ts = seconds(m)) >= 0)
-		json_object_object_add(o, "ts", json_object_new_int64(ts));
-	json_object_object_add(o, "raw", json_object_get(m));
-	json_object_object_add(o, "line", json_object_new_int64(lineno));
-	append(out, n, o);
+	append(out, n, o, m, lineno);
 }
 
 void
@@ -247,17 +253,12 @@ wa_inbound_event(struct wa_buf *out, size_t *n, const char *field,
     const char *waba, struct json_object *value, unsigned long lineno)
 {
 	struct json_object *o = json_object_new_object();
-	long long ts;
 
 	str(o, "field", field);
 	if (waba != NULL && strlen(waba) <= 32 &&
 	    waba[strspn(waba, "0123456789")] == '\0')
 		str(o, "waba", waba);
-	if ((ts = seconds(value)) >= 0)
-		json_object_object_add(o, "ts", json_object_new_int64(ts));
-	json_object_object_add(o, "raw", json_object_get(value));
-	json_object_object_add(o, "line", json_object_new_int64(lineno));
-	append(out, n, o);
+	append(out, n, o, value, lineno);
 }
 
 int
