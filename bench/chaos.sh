@@ -435,11 +435,13 @@ is "$(ls "$WA_STATE_DIR/results" 2>/dev/null | wc -l | tr -d ' ')" 0 \
 # Every stage's exit: 0, or what its page gives for what happened to it
 # (137: the kill -9; 74: its neighbour's kill -9; 75: wa-claim stopped or
 # leaving unknown rows, wa-record stopped by a second Ctrl-C (two Ctrl-C
-# faults may strike one run), its results kept on disk; 69: wa-send
-# ending while the outage lasts).
+# faults may strike one run), its results kept on disk; 130: wa-throttle
+# and wa-send killed by the second of those Ctrl-Cs, as their pages say
+# they die by it; 69: wa-send ending while the outage lasts).
 cat "$T"/runs/*/rc | sort | uniq -c | awk '{ print $2 " " $3 " x" $1 }' \
     >"$T/rcs"
-ok_rc='^(claim (0|74|75|137)|throttle (0|74|137)|send (0|69|74|137)|'
+ok_rc='^(claim (0|74|75|137)|throttle (0|74|130|137)|'
+ok_rc="$ok_rc"'send (0|69|74|130|137)|'
 ok_rc="$ok_rc"'record (0|75|137)) '
 is "$(grep -Ev "$ok_rc" "$T/rcs")" "" \
     "every stage's exit status is one its page gives"
