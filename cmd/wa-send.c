@@ -156,8 +156,7 @@ start(struct slot *s)
 	s->t0 = wa_now_ns();
 	s->state = BUSY;
 	nbusy++;
-	if (curl_multi_add_handle(wa_multi_handle(multi), e) != CURLM_OK)
-		wa_die(EX_SOFTWARE, "curl_multi_add_handle failed");
+	wa_multi_add(multi, e);
 }
 
 /*
@@ -272,6 +271,7 @@ done(void)
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
 		    (char **)&s);
 		wa_send_answer(&a, &s->send, m->data.result);
+		wa_multi_ended(multi, s->send.easy);
 		curl_multi_remove_handle(wa_multi_handle(multi), s->send.easy);
 		a.latency_ms = (wa_now_ns() - s->t0) / 1000000;
 		wa_guard_answer(guard, s->send.rq.number,
@@ -380,7 +380,7 @@ setup(void)
 		return;
 	headers = wa_send_headers();
 	guard = wa_guard_new(opt.breaker);
-	multi = wa_multi_new(opt.jobs);
+	multi = wa_multi_new(opt.jobs, strncmp(opt.base, "https:", 6) == 0);
 }
 
 int

@@ -10,9 +10,14 @@
  * Else the base is Graph's at WA_API_VERSION, or at the default. Exits
  * 78 when both are set, on a malformed WA_API_VERSION, and on a base
  * that is not an http(s) URL.
+ *
+ * Every call's TLS is verified; WA_CA_FILE, when set, names the
+ * certificates trusted instead of the system's (a TLS proxy's, a
+ * rehearsal's own): exits 78 when it cannot be read.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "api/base.h"
@@ -22,6 +27,7 @@ static struct {
 	char		*base;
 	const char	*version;
 	const char	*from;
+	const char	*ca;
 } api;
 
 static void
@@ -38,6 +44,11 @@ resolve(void)
 		    "version like v25.0", WA_GRAPH_API_VERSION);
 	api.version = WA_GRAPH_API_VERSION;
 	api.from = "default";
+	api.ca = getenv("WA_CA_FILE");
+	if (api.ca != NULL && !*api.ca)
+		api.ca = NULL;
+	if (api.ca != NULL && access(api.ca, R_OK) < 0)
+		wa_die(EX_CONFIG, "WA_CA_FILE %s:", api.ca);
 	if (v != NULL && *v) {
 		if (!wa_api_version_valid(v))
 			wa_die(EX_CONFIG, "WA_API_VERSION must be a Graph API "
@@ -86,4 +97,17 @@ wa_api_version(const char **from)
 	if (from != NULL)
 		*from = api.from;
 	return api.version;
+}
+
+/* Sets e's protocols and TLS: verified, against WA_CA_FILE when set. */
+void
+wa_api_easy(CURL *e)
+{
+	resolve();
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (api.ca != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, api.ca);
 }

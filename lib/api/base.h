@@ -7,6 +7,8 @@
 #ifndef WA_API_BASE_H
 #define WA_API_BASE_H
 
+#include <curl/curl.h>
+
 #define WA_API_HOST "https://graph.facebook.com"
 
 /* The base URL, without a trailing '/'; exits 78 on a bad setting. */
@@ -19,5 +21,12 @@ char *wa_api_base(void);
  * on a bad setting.
  */
 const char *wa_api_version(const char **from);
+
+/*
+ * Sets what every call's handle shares: no signals, http(s) only, TLS
+ * verified, against the certificates of $WA_CA_FILE when it is set.
+ * Exits 78 on a bad setting.
+ */
+void wa_api_easy(CURL *e);
 
 #endif

@@ -73,10 +73,7 @@ handle(void)
 		return NULL;
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	wa_api_easy(e);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, GRAPH_TIMEOUT);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, GRAPH_CONNECT);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "wapipe/" WA_VERSION);

@@ -7,13 +7,21 @@
  * libcurl the ready sockets only. curl_multi_perform and curl_multi_poll
  * walk every transfer on every wake-up instead: with hundreds in flight
  * and answers arriving one by one, that walk is most of the CPU.
+ *
+ * Over TLS the calls share few connections: HTTP/2 carries up to 100
+ * calls on one (the least a server should allow, RFC 9113 6.5.2), so at
+ * most one connection per 100 calls is opened; a server that answers
+ * over HTTP/1.x gets one connection per call instead. Connections
+ * opened are counted (wa_send_connections_total).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/metrics.h"
 #include "core/sig.h"
 #include "api/multi.h"
 
@@ -21,6 +29,9 @@ struct wa_multi {
 	CURLM		*multi;
 	int		 ep;		/* the epoll descriptor */
 	int64_t		 due;		/* ms of libcurl's timeout, or -1 */
+	long		 calls;		/* the most calls at once */
+	int		 narrow;	/* connections per host bounded */
+	struct wa_metric *opened;	/* connections */
 };
 
 /* What libcurl wants watched; sockp remembers it (+1), to skip repeats. */
@@ -58,9 +69,13 @@ timer(CURLM *multi, long ms, void *arg)
 	return 0;
 }
 
-/* A multi handle opening at most maxconn connections. */
+/*
+ * A multi handle for up to calls calls at once: as many connections over
+ * plain HTTP, one per 100 calls over TLS (tls), until an answer comes
+ * over HTTP/1.x.
+ */
 struct wa_multi *
-wa_multi_new(long maxconn)
+wa_multi_new(long calls, int tls)
 {
 	struct wa_multi *m = wa_alloc(sizeof *m);
 
@@ -73,9 +88,52 @@ wa_multi_new(long maxconn)
 	curl_multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m);
 	curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, timer);
 	curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m);
-	curl_multi_setopt(m->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxconn);
-	curl_multi_setopt(m->multi, CURLMOPT_MAXCONNECTS, maxconn);
+	curl_multi_setopt(m->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, calls);
+	curl_multi_setopt(m->multi, CURLMOPT_MAXCONNECTS, calls);
+	m->calls = calls;
+	if ((m->narrow = tls))
+		curl_multi_setopt(m->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+		    (calls + 99) / 100);
+	m->opened = wa_counter("wa_send_connections_total", NULL,
+	    "Connections opened to the API.");
 	return m;
+}
+
+/* A socket for a connection libcurl opens: counted. */
+static curl_socket_t
+opening(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct wa_multi *m = arg;
+
+	(void)purpose;
+	wa_metric_add(m->opened, 1);
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* Starts e's call; exits if libcurl will not. */
+void
+wa_multi_add(struct wa_multi *m, CURL *e)
+{
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, opening);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, m);
+	if (curl_multi_add_handle(m->multi, e) != CURLM_OK)
+		wa_die(EX_SOFTWARE, "curl_multi_add_handle failed");
+}
+
+/* After e's call: widens the bound if e spoke HTTP/1.x. */
+void
+wa_multi_ended(struct wa_multi *m, CURL *e)
+{
+	long v = 0;
+
+	if (!m->narrow)
+		return;
+	curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &v);
+	if (v == CURL_HTTP_VERSION_1_0 || v == CURL_HTTP_VERSION_1_1) {
+		curl_multi_setopt(m->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+		    m->calls);
+		m->narrow = 0;
+	}
 }
 
 CURLM *

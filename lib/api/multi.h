@@ -10,8 +10,13 @@
 
 struct wa_multi;
 
-struct wa_multi *wa_multi_new(long maxconn);
+/* For up to calls at once; over TLS (tls) one connection per 100. */
+struct wa_multi *wa_multi_new(long calls, int tls);
 CURLM *wa_multi_handle(struct wa_multi *m);
+/* Starts e's call, counting the connections it opens. */
+void wa_multi_add(struct wa_multi *m, CURL *e);
+/* After e's call ended (an answer over HTTP/1.x widens the bound). */
+void wa_multi_ended(struct wa_multi *m, CURL *e);
 void wa_multi_kick(struct wa_multi *m);
 /* Waits for sockets, timers, fd (-1: none) or timeout ms, and drives. */
 int wa_multi_wait(struct wa_multi *m, int fd, int timeout);

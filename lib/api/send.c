@@ -18,6 +18,7 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "api/base.h"
 #include "api/class.h"
 #include "api/graph.h"
 #include "api/send.h"
@@ -102,11 +103,8 @@ easy(struct wa_send *s, struct curl_slist *headers, long timeout,
 	curl_easy_setopt(e, CURLOPT_READDATA, s);
 	curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, body_seek);
 	curl_easy_setopt(e, CURLOPT_SEEKDATA, s);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	wa_api_easy(e);
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect);
@@ -143,16 +141,21 @@ wa_send_start(struct wa_send *s, struct curl_slist *headers, long timeout,
 }
 
 /*
- * Sorts a call that ended without an answer. Failing to resolve, connect
- * or finish the TLS handshake means the request never left, and says the
- * API cannot be reached: an outage, retried without counting an attempt.
- * Any other failure (timeout, reset, nothing back) is ambiguous once
- * request bytes may have been written (sent != 0): Meta may have the
- * message.
+ * Sorts a call of s that ended without an answer. Failing to resolve,
+ * connect or finish the TLS handshake means the request never left, and
+ * says the API cannot be reached: an outage, retried without counting an
+ * attempt. Unless its body had gone out already on a connection that then
+ * died unanswered: libcurl connects again to send it once more (without
+ * asking to rewind a body it counts as not yet sent, over HTTP/2), and it
+ * is that connection which failed. That, and any other failure (timeout,
+ * reset, nothing back) once request bytes may have been written, is
+ * ambiguous: Meta may have the message.
  */
 static void
-curl_answer(struct wa_answer *a, CURLcode rc, int sent)
+curl_answer(struct wa_answer *a, CURLcode rc, struct wa_send *s)
 {
+	int sent = wa_send_left(s);
+
 	memset(a, 0, sizeof *a);
 	a->code = a->subcode = -1;
 	a->curl = rc;
@@ -165,7 +168,7 @@ curl_answer(struct wa_answer *a, CURLcode rc, int sent)
 	case CURLE_SSL_CERTPROBLEM:
 	case CURLE_SSL_CIPHER:
 	case CURLE_SSL_CACERT_BADFILE:
-		sent = 0;
+		sent = s->off > 0 || s->resent;
 		break;
 	default:
 		break;
@@ -203,7 +206,7 @@ wa_send_answer(struct wa_answer *a, struct wa_send *s, CURLcode rc)
 	if (rc == CURLE_OK)
 		wa_answer_http(a, http, resp->s ? resp->s : "", resp->len);
 	else
-		curl_answer(a, rc, wa_send_left(s));
+		curl_answer(a, rc, s);
 	if (!s->resent || a->class == WA_SENT)
 		return;
 	a->class = WA_AMBIGUOUS;
