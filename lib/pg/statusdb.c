@@ -153,7 +153,7 @@
     "    ON g.id = c.campaign_id WHERE (c.phone = i.phone" \
     "     OR c.wa_id = substr(i.phone, 2)" \
     "     OR i.phone IS NULL AND c.phone = " KNOWN("i.bsuid") ")" \
-    "     AND c.status IN ('sent', 'delivered', 'read')" \
+    "     AND c.phase = 2 AND c.status IN ('sent', 'delivered', 'read')" \
     "     AND (c.status_at BETWEEN i.at - interval '24 hours' AND i.at" \
     "      + interval '1 second' OR c.claimed_at BETWEEN i.at" \
     "      - interval '24 hours' AND i.at + interval '1 second'))" \
