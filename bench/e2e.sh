@@ -21,6 +21,13 @@
 #          NS="4 8"), raised until the combined rate falls below 95% of
 #          N x RATE.
 #
+# TLS=1 runs every scenario over HTTPS and HTTP/2, as Meta serves the
+# API: nginx with a throwaway certificate in front of the fake
+# (tests/tls.sh), one worker; its CPU is printed apart (Meta's side, like
+# the fake's), with the connections wa-send opened and the most calls
+# one carried. nginx retires no connection here (keepalive_requests
+# 10000000): tests/64-send-tls.t sends through GOAWAYs and resets.
+#
 # EXTRA_SQL='...' applies a schema variant first, PG_OPTIONS='-c ...'
 # Postgres settings, CLAIM_OPTS='-n 500 ...' more options of wa-claim.
 # For each run it prints msg/s (wall clock: it depends on what else the
@@ -39,9 +46,29 @@ fi
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || bail "no jq: run make deps"
+if [ -n "${TLS:-}" ]; then
+	# shellcheck source=tests/tls.sh
+	. "$TOP/tests/tls.sh"
+fi
 WA_TOKEN=bench-token-$$
 WA_APP_SECRET=bench-secret
 export WA_TOKEN WA_APP_SECRET
+
+# front: with TLS set, nginx in front of the fake just started, and its
+# CPU so far (ng0); front_end: its CPU since (ngt), then it is stopped.
+front() {
+	[ -n "${TLS:-}" ] || return 0
+	tls_front 'keepalive_requests 10000000;'
+	ng0=$(ticks "$TLS_PID")
+}
+front_end() {
+	[ -n "${TLS:-}" ] || return 0
+	ngt=$(($(ticks "$TLS_PID") - ng0))
+	ngc=$(tls_conns) ngs=$(tls_streams) ngp=$(tls_protocols | tr '\n' ' ')
+	kill "$TLS_PID"
+	wait "$TLS_PID"
+	: >"$TLS_LOG"
+}
 
 # pgsnap FILE: the cluster's CPU by kind of process, in clock ticks:
 # "reaped" (ended backends and autovacuum workers, with the postmaster's
@@ -95,6 +122,8 @@ report() {
 	echo "  postgres (all)    $(us $((pg1 - pg0)) "$1") us/msg, of which:"
 	pgdiff "$1"
 	echo "  wa-fake-api       $(us $((fk1 - fk0)) "$1") us/msg"
+	[ -n "${TLS:-}" ] && echo "  nginx (TLS, h2)   $(us "$ngt" "$1") us/msg;" \
+	    "${ngp}$ngc connection(s), at most $ngs calls on one"
 	[ -n "${wh:-}" ] && echo "  wa-webhook        $(us "$wht" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/wh.status") KiB"
 	[ -n "${in:-}" ] && echo "  wa-status-ingest  $(us "$int" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/in.status") KiB"
 	echo "  WAL               $(rate "$(wal_bytes "$w0" "$w1")" "$1") bytes/msg"
@@ -131,6 +160,7 @@ campaign_for() {
 flat() {
 	pg_up
 	fake_start --rate 0 --pair-ms 0 --threads 2
+	front
 	c=$(campaign "$ROWS")
 	twin=$(campaign "$ROWS")
 	sql "vacuum analyze" >/dev/null
@@ -145,6 +175,8 @@ flat() {
 	t=$(secs "$s")
 	pgsnap "$T/pg.1"
 	w1=$(lsn) pg1=$(pgticks) fk1=$(ticks "$FAKE_PID")
+	front_end
+	front
 	n=$(sql "select count(*) from campaign_recipients
 	    where campaign_id = $c and status = 'sent'")
 	[ "$n" = "$ROWS" ] || bail "sent $n of $ROWS: $(tail -3 "$T/err")"
@@ -162,6 +194,9 @@ flat() {
 	echo "  wa-send alone     $a msg/s ($t s; wall clock); pipeline" \
 	    "$(pct "$p" "$a") of it"
 	awk -v n="$ROWS" '{ printf "  wa-send alone     %7.1f us/msg  max RSS %6d KiB\n", 1e6 * ($1 + $2) / n, $3 }' "$T/time.wa-send-alone"
+	front_end
+	[ -n "${TLS:-}" ] && echo "  nginx (TLS, h2)   $(us "$ngt" "$ROWS") us/msg" \
+	    "for wa-send alone; ${ngp}$ngc connection(s), at most $ngs on one"
 	rm -f "$T"/time.*
 	kill "$FAKE_PID"; wait "$FAKE_PID"
 	pgtmp_stop
@@ -188,6 +223,7 @@ webhooks() {
 	    --webhook-url "http://127.0.0.1:$(cat "$T/hook.port")/" \
 	    --webhook-delay-ms 200 --webhook-batch 100 --read-rate 0.6 \
 	    --reply-rate "$replies"
+	front
 	per=$((RATE * SECS))
 	cs=
 	i=0
@@ -239,6 +275,7 @@ webhooks() {
 	pgsnap "$T/pg.1"
 	w1=$(lsn) pg1=$(pgticks) fk1=$(ticks "$FAKE_PID")
 	wht=$(($(ticks "$wh") - wh0)) int=$(($(ticks "$in") - in0))
+	front_end
 	cp "/proc/$wh/status" "$T/wh.status"
 	cp "/proc/$in/status" "$T/in.status"
 	r=$(apirate "$FAKE_LOG" $((10 * $1)))

@@ -2,8 +2,8 @@
 # wa-send over HTTPS and HTTP/2, as Meta serves the Cloud API (nginx with
 # a throwaway certificate before wa-fake-api, tests/tls.sh): it trusts
 # WA_CA_FILE and nothing else, multiplexes its calls over one connection
-# per 100 calls, keeps them through idle seconds, and counts them
-# (wa_send_connections_total). A GOAWAY every 100 requests and a reset
+# per 100 calls (one per call against HTTP/1.1), keeps them through idle
+# seconds, and counts them (wa_send_connections_total). A GOAWAY every 100 requests and a reset
 # of every connection at once (nginx killed) cost no message twice: each
 # call is sent, unknown (it may have arrived) or retry (it did not), and
 # the server saw each person at most once, every sent one exactly once.
@@ -110,6 +110,19 @@ wait "$pid"
 is "$?" 0 'fed with a pause: exit 0'
 is "$(outcomes "$T/out")" 'sent=40' '... all 40 sent'
 is "$(tls_conns)" 1 '... over the one connection kept through the pause'
+
+# A TLS server without HTTP/2 (a proxy, say): one connection per call,
+# once the first answer says HTTP/1.1, rather than 20 calls in a row on
+# the one connection allowed for 20.
+kill "$TLS_PID"
+TLS_LISTEN=ssl tls_front
+reqs 1101 1300 >"$T/in"
+wa-send -j 20 <"$T/in" >"$T/out" 2>"$T/err"
+is "$?" 0 'HTTPS without HTTP/2: exit 0'
+is "$(outcomes "$T/out")" 'sent=200' '... all sent'
+is "$(tls_protocols)" 'HTTP/1.1' '... over HTTP/1.1'
+c=$(tls_conns)
+ok "... on up to 20 connections, not one ($c)" test "$c" -gt 1 -a "$c" -le 20
 
 # A GOAWAY every 100 requests (nginx's keepalive_requests): calls the
 # server refused come back unknown, never sent again on the next

@@ -17,8 +17,8 @@
 # free port, HTTP/2 over TLS, proxying to wa-fake-api over kept-alive
 # HTTP/1.1; DIRECTIVEs go in its server block. Exports WA_API_BASE
 # (https://127.0.0.1:PORT/$GRAPH_VERSION), WA_CA_FILE (the certificate),
-# TLS_LOG, TLS_PID, TLS_PORT and TLS_DIR (its files; TLS_DIR/nginx.conf
-# may be edited and reloaded: tls_reload).
+# TLS_LOG, TLS_PID, TLS_PORT and TLS_DIR (its files). TLS_LISTEN=ssl
+# makes it HTTPS with HTTP/1.1 only.
 tls_front() {
 	command -v nginx >/dev/null || bail "no nginx (Debian package nginx)"
 	t_tls=$((${t_tls:-0} + 1))
@@ -78,7 +78,7 @@ t_tls_conf() {
 			keepalive 512;
 		}
 		server {
-			listen 127.0.0.1:$TLS_PORT ssl http2;
+			listen 127.0.0.1:$TLS_PORT ${TLS_LISTEN:-ssl http2};
 			ssl_certificate $TLS_DIR/cert.pem;
 			ssl_certificate_key $TLS_DIR/key.pem;
 			ssl_protocols TLSv1.2 TLSv1.3;
