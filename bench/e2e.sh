@@ -289,6 +289,9 @@ webhooks() {
 	echo "  API saw           $r msg/s = $held% of $(($1 * RATE))" \
 	    "(wall clock, machine shared; pipelines took $t s)"
 	echo "  statuses applied  $lag s after the last send ($st)"
+	sql "select '  unknown: ' || count(*) || ' ' || coalesce(error_title,
+	    '(no title)') from campaign_recipients where status = 'unknown'
+	    group by error_title order by 1"
 	[ "$replies" = 0 ] || echo "  inbound           $(inbound_sent) replies" \
 	    "($replies of the people), all stored and streamed" \
 	    "(wa-inbound --follow) by then"

@@ -57,14 +57,15 @@ t_tls_up() {
 
 # One worker, no master: TLS_PID is the process that serves (killing it
 # resets every connection at once). A worker_connections that holds
-# a bench's 300 calls; fake's port from FAKE_PORT.
+# 8 wa-sends' 2,400 calls, each a connection to the fake as well; the
+# fake's port from FAKE_PORT.
 t_tls_conf() {
 	cat >"$TLS_DIR/nginx.conf" <<-EOF
 	pid $TLS_DIR/nginx.pid;
 	daemon off;
 	master_process off;
-	worker_rlimit_nofile 4096;
-	events { worker_connections 2048; }
+	worker_rlimit_nofile 20000;
+	events { worker_connections 8192; }
 	http {
 		log_format conn '\$connection \$connection_requests \$server_protocol \$status';
 		access_log $TLS_LOG conn;
