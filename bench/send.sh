@@ -9,7 +9,8 @@
 # 2. 250 ms latency: requests fed at 1,000 lines/s by wa-throttle -r 1000
 #    for SECONDS (default 12) into wa-send with its default -j (300). Prints the rate achieved, calls in
 #    flight (most, and average by Little's law), CPU per message and the
-#    share of one core, and max RSS.
+#    share of one core, and max RSS; over plain HTTP/1.1, then over HTTPS
+#    (nginx in front, tests/tls.sh) with HTTP/2, then with HTTP/1.1 only.
 REQUESTS=${1:-50000}
 SECONDS_AT_RATE=${2:-12}
 # shellcheck source=bench/lib.sh
@@ -86,10 +87,21 @@ echo "                          that run: $t s, CPU $u user + $sy sys s, max RSS
 echo "  ratio                   $(pct "$r_send" "$r_wrk") of wrk, $(pct "$r_send" "$r_curl") of curl --parallel"
 fake_stop
 
-# 2. 1,000 msg/s at 250 ms.
+# 2. 1,000 msg/s at 250 ms: plain HTTP/1.1, then over HTTPS with HTTP/2
+# and with HTTP/1.1 only (nginx before the fake, tests/tls.sh).
+# shellcheck source=tests/tls.sh
+. "$TOP/tests/tls.sh"
 fake_start --rate 0 --pair-ms 0 --latency-ms 250 --threads 2
 n=$((SECONDS_AT_RATE * 1000))
 requests "$n" >"$T/in"
+plain_base=$WA_API_BASE
+for how in "plain HTTP/1.1" "HTTPS, HTTP/2" "HTTPS, HTTP/1.1"; do
+case $how in
+plain*)	WA_API_BASE=$plain_base ;;
+*2)	tls_front 'keepalive_requests 10000000;' ;;
+*)	kill "$TLS_PID"; wait "$TLS_PID"
+	TLS_LISTEN=ssl tls_front 'keepalive_requests 10000000;' ;;
+esac
 s=$(now)
 wa-throttle -r 1000 <"$T/in" | /usr/bin/time -f '%U %S %M' -o "$T/time" \
     wa-send --metrics "$T/metrics" >"$T/out"
@@ -97,10 +109,12 @@ t=$(secs "$s")
 sent=$(jq -r .result.outcome "$T/out" | grep -c '^sent$')
 [ "$sent" = "$n" ] || bail "sent $sent of $n"
 read -r u sy rss <"$T/time"
-echo "250 ms latency: $n requests fed at 1,000 lines/s (wa-throttle -r 1000)"
+echo "250 ms latency, $how: $n requests fed at 1,000 lines/s" \
+    "(wa-throttle -r 1000); load $(cut -d' ' -f1 /proc/loadavg)"
 echo "  achieved                $(rate "$n" "$t") msg/s over $t s"
 echo "  latency                 $(echo "$(metric wa_send_latency_seconds_sum) $n" | awk '{ printf "%.0f", 1000 * $1 / $2 }') ms mean"
 echo "  in flight               max $(metric wa_send_in_flight_max), mean $(echo "$(metric wa_send_latency_seconds_sum) $t" | awk '{ printf "%.0f", $1 / $2 }')"
 echo "  CPU                     $u user + $sy sys s = $(echo "$u $sy $n" | awk '{ printf "%.1f", 1e6 * ($1 + $2) / $3 }') us/msg, $(echo "$u $sy $t" | awk '{ printf "%.1f%%", 100 * ($1 + $2) / $3 }') of a core"
 echo "  max RSS                 $rss KiB"
+done
 fake_stop
