@@ -11,7 +11,7 @@
 #
 # Its access log (TLS_LOG) has a line per request: nginx's connection
 # serial number, the requests made on that connection so far, the
-# protocol and the status.
+# protocol, the status and the method.
 
 # tls_front [DIRECTIVE...]: starts nginx (killed at exit) listening on a
 # free port, HTTP/2 over TLS, proxying to wa-fake-api over kept-alive
@@ -67,7 +67,7 @@ t_tls_conf() {
 	worker_rlimit_nofile 20000;
 	events { worker_connections 8192; }
 	http {
-		log_format conn '\$connection \$connection_requests \$server_protocol \$status';
+		log_format conn '\$connection \$connection_requests \$server_protocol \$status \$request_method';
 		access_log $TLS_LOG conn;
 		client_body_temp_path $TLS_DIR/body;
 		proxy_temp_path $TLS_DIR/proxy;
@@ -95,17 +95,20 @@ t_tls_conf() {
 	EOF
 }
 
-# tls_conns: the connections the log saw requests on.
+# The log's POSTs (sends): the GET that saw nginx up may be logged after
+# the log was emptied.
+
+# tls_conns: the connections the log saw sends on.
 tls_conns() {
-	awk '{ print $1 }' "$TLS_LOG" | sort -u | wc -l | tr -d ' '
+	awk '$5 == "POST" { print $1 }' "$TLS_LOG" | sort -u | wc -l | tr -d ' '
 }
 # tls_streams: the most requests (HTTP/2 streams) made on one connection.
 tls_streams() {
-	awk '$2 > n { n = $2 } END { print n + 0 }' "$TLS_LOG"
+	awk '$5 == "POST" && $2 > n { n = $2 } END { print n + 0 }' "$TLS_LOG"
 }
-# tls_protocols: the protocols the log saw, one a line.
+# tls_protocols: the protocols the log saw sends over, one a line.
 tls_protocols() {
-	awk '{ print $3 }' "$TLS_LOG" | sort -u
+	awk '$5 == "POST" { print $3 }' "$TLS_LOG" | sort -u
 }
 
 # tls_restart: nginx again, same port and files (after a kill -9).
