@@ -65,8 +65,7 @@ for f in "$P"/*.prom; do
 done
 
 # The textfile collector, alone, on a free port.
-port=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(
-    Listen => 1, LocalAddr => "127.0.0.1:0")->sockport')
+port=$(free_port)
 bg "$NE" --web.listen-address="127.0.0.1:$port" \
     --collector.disable-defaults --collector.textfile \
     --collector.textfile.directory="$P" 2>"$T/ne.err"

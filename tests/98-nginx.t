@@ -80,15 +80,9 @@ bg wa-webhook -s "$S" --listen 127.0.0.1:0 --port-file "$T/hook.port" \
 wait_for 10 test -s "$T/hook.port" || bail "wa-webhook did not start"
 hook=$(cat "$T/hook.port")
 
-# free: a port nobody listens on now (nginx cannot be given port 0).
-free() {
-	perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(Listen => 1,
-	    LocalAddr => "127.0.0.1:0")->sockport, "\n"'
-}
-
 # An nginx that lost the race for its port is started again on another.
 for try in 1 2 3 4 5; do
-	port=$(free)
+	port=$(free_port)
 	conf "$hook" "$port"
 	: >"$T/error.log"
 	bg nginx -p "$T" -c "$T/nginx.conf" -e "$T/error.log"

@@ -152,6 +152,13 @@ done_testing() {
 	[ "$t_failed" -eq 0 ]
 }
 
+# free_port: a TCP port on 127.0.0.1 nobody listens on now, for a server
+# that cannot be given port 0 (it may be taken again before it starts).
+free_port() {
+	perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(Listen => 1,
+	    LocalAddr => "127.0.0.1:0")->sockport, "\n"'
+}
+
 # bg COMMAND...: runs COMMAND in the background, killed at exit; its pid
 # is in $!.
 bg() {

@@ -31,8 +31,7 @@ tls_front() {
 	TLS_LOG=$TLS_DIR/access.log
 	# An nginx that lost the race for its port is started on another.
 	for t_try in 1 2 3 4 5; do
-		TLS_PORT=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->
-		    new(Listen => 1, LocalAddr => "127.0.0.1:0")->sockport')
+		TLS_PORT=$(free_port)
 		t_tls_conf "$@"
 		: >"$TLS_DIR/error.log"
 		bg nginx -p "$TLS_DIR" -c "$TLS_DIR/nginx.conf" \

@@ -10,9 +10,12 @@
  *
  * Over TLS the calls share few connections: HTTP/2 carries up to 100
  * calls on one (the least a server should allow, RFC 9113 6.5.2), so at
- * most one connection per 100 calls is opened; a server that answers
- * over HTTP/1.x gets one connection per call instead. Connections
- * opened are counted (wa_send_connections_total).
+ * most one connection per 100 calls is opened, and a call waits for ALPN
+ * to tell whether a connection multiplexes rather than opening one more;
+ * a server that answers over HTTP/1.x gets one connection per call
+ * instead. Plain HTTP is HTTP/1.1, where waiting would serialise the
+ * calls behind the first answer. Connections opened are counted
+ * (wa_send_connections_total).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@ struct wa_multi {
 	int		 ep;		/* the epoll descriptor */
 	int64_t		 due;		/* ms of libcurl's timeout, or -1 */
 	long		 calls;		/* the most calls at once */
+	long		 tls;		/* 1 over TLS: calls wait for ALPN */
 	int		 narrow;	/* connections per host bounded */
 	struct wa_metric *opened;	/* connections */
 };
@@ -91,6 +95,7 @@ wa_multi_new(long calls, int tls)
 	curl_multi_setopt(m->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, calls);
 	curl_multi_setopt(m->multi, CURLMOPT_MAXCONNECTS, calls);
 	m->calls = calls;
+	m->tls = tls != 0;
 	if ((m->narrow = tls))
 		curl_multi_setopt(m->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
 		    (calls + 99) / 100);
@@ -114,6 +119,7 @@ opening(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 void
 wa_multi_add(struct wa_multi *m, CURL *e)
 {
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, m->tls);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, opening);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, m);
 	if (curl_multi_add_handle(m->multi, e) != CURLM_OK)

@@ -114,10 +114,8 @@ easy(struct wa_send *s, struct curl_slist *headers, long timeout,
 
 /*
  * The handle that POSTs s's request, with headers, timeouts in ms and
- * priv as CURLINFO_PRIVATE; s keeps it for its next request. Over TLS,
- * ALPN soon tells whether a connection multiplexes, so a call waits for
- * that rather than opening one more; plain HTTP is HTTP/1.1, where
- * waiting would serialise the calls behind the first answer.
+ * priv as CURLINFO_PRIVATE; s keeps it for its next request (how calls
+ * share connections is api/multi.h's).
  */
 CURL *
 wa_send_start(struct wa_send *s, struct curl_slist *headers, long timeout,
@@ -129,8 +127,6 @@ wa_send_start(struct wa_send *s, struct curl_slist *headers, long timeout,
 		s->easy = easy(s, headers, timeout, connect);
 	e = s->easy;
 	curl_easy_setopt(e, CURLOPT_PRIVATE, priv);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT,
-	    strncmp(s->rq.url.s, "https:", 6) == 0 ? 1L : 0L);
 	curl_easy_setopt(e, CURLOPT_URL, s->rq.url.s);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)s->rq.body.len);
