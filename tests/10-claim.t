@@ -190,4 +190,38 @@ is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
     and status = 'pending' and attempt = 0")" "$((20 - written))" \
     "every row not written is back to pending"
 
+# A claim locks no row before its update: a pending row another writer
+# changes meanwhile keeps that writer's change. The writer (suppressing
+# row 2) holds its lock until a third session lets it commit; the claim
+# waits on the row, then leaves it suppressed.
+c=$(campaign 3)
+r2=$(sql "select min(id) + 1 from campaign_recipients where campaign_id = $c")
+PGAPPNAME=gate psql -X -q -c "select pg_advisory_lock(4242)" \
+    -c "select pg_sleep(300)" >/dev/null 2>&1 &
+gate=$!
+t_pids="$t_pids $gate"
+waiting_app() {	# APP EVENT: that session waits on EVENT
+	[ "$(sql "select count(*) from pg_stat_activity where application_name
+	    = '$1' and wait_event = '$2'")" = 1 ]
+}
+wait_for 30 waiting_app gate PgSleep
+PGAPPNAME=writer psql -X -q -c "begin" -c "update campaign_recipients
+    set status = 'suppressed' where id = $r2" \
+    -c "select pg_advisory_lock(4242)" -c "commit" >/dev/null 2>&1 &
+writer=$!
+t_pids="$t_pids $writer"
+wait_for 30 waiting_app writer advisory
+PGAPPNAME=claim wa-claim -c "$c" --once >"$T/out" 2>/dev/null &
+claimer=$!
+ok "the claim waits on the row the writer holds" \
+    wait_for 30 waiting_app claim transactionid
+sql "select pg_terminate_backend(pid) from pg_stat_activity
+    where application_name = 'gate'" >/dev/null
+wait "$writer"
+wait "$claimer"
+is "$(jq -r .id "$T/out" | tr '\n' ' ')" "$((r2 - 1)) $((r2 + 1)) " \
+    "the claim emits the other two rows"
+is "$(sql "select status || ':' || attempt from campaign_recipients
+    where id = $r2")" "suppressed:0" "the changed row keeps its change"
+
 done_testing
