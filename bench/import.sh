@@ -40,7 +40,7 @@ note "files: $(du -h "$T/rows.csv" | cut -f1) CSV, $(du -h "$T/raw.csv" | cut -f
 i=0
 while [ "$i" -lt "$RUNS" ]; do
 	i=$((i + 1))
-	sql "truncate campaign_recipients, recipient_errors; checkpoint"
+	sql "truncate campaign_recipients, campaign_phones cascade; checkpoint"
 	c=$(new_campaign)
 	s=$(now)
 	/usr/bin/time -f %M -o "$T/rss" wa-campaign import "$c" "$T/rows.csv" \
@@ -50,7 +50,7 @@ while [ "$i" -lt "$RUNS" ]; do
 	note "run $i wa-campaign import  $t s  max RSS $(cat "$T/rss") KiB"
 	rss=$(cat "$T/rss")
 
-	sql "truncate campaign_recipients, recipient_errors; checkpoint"
+	sql "truncate campaign_recipients, campaign_phones cascade; checkpoint"
 	c=$(new_campaign)
 	sed "s/^@/$c/" "$T/raw.csv" >"$T/raw-c.csv"
 	s=$(now)

@@ -63,8 +63,7 @@ CREATE TABLE IF NOT EXISTS campaign_recipients (
 	wamid		text,
 	status_at	timestamptz,
 	error_code	integer,
-	error_title	text,
-	UNIQUE (campaign_id, phone)
+	error_title	text
 );
 
 -- A campaign that starts itself (version 7): wa-campaign start --at
@@ -203,6 +202,57 @@ CREATE INDEX IF NOT EXISTS campaign_recipients_pending
 CREATE INDEX IF NOT EXISTS campaign_recipients_unsettled
 	ON campaign_recipients (campaign_id, claimed_at)
 	WHERE phase = 1;
+
+-- Who is in a campaign, once each (version 7): the uniqueness of
+-- (campaign, phone) kept beside the recipients, not in an index on them.
+-- Such an index takes an entry at every write that makes a new version
+-- of a row (the claim's and the result's: some 140 bytes of WAL each,
+-- bench/RESULTS.md); here the entry is written once, when the row is
+-- added, by each INSERT's statement at its end. A row for a phone its
+-- campaign already has fails its statement, as a unique index would;
+-- wa-campaign import leaves such rows out (and counts them duplicates).
+CREATE TABLE IF NOT EXISTS campaign_phones (
+	campaign_id	bigint NOT NULL REFERENCES campaigns (id)
+			    ON DELETE CASCADE,
+	phone		text NOT NULL,
+	recipient_id	bigint NOT NULL,
+	PRIMARY KEY (campaign_id, phone)
+);
+
+CREATE OR REPLACE FUNCTION campaign_phones_add() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO campaign_phones (campaign_id, phone, recipient_id)
+	SELECT campaign_id, phone, id FROM added;
+	RETURN NULL;
+END
+$$;
+
+-- An older database: its phones listed, its index on them dropped.
+DO $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_constraint
+	    WHERE conrelid = 'campaign_recipients'::regclass
+	    AND conname = 'campaign_recipients_campaign_id_phone_key') THEN
+		INSERT INTO campaign_phones (campaign_id, phone, recipient_id)
+		SELECT campaign_id, phone, id FROM campaign_recipients
+		ON CONFLICT DO NOTHING;
+		ALTER TABLE campaign_recipients
+		    DROP CONSTRAINT campaign_recipients_campaign_id_phone_key;
+	END IF;
+END $$;
+
+DROP TRIGGER IF EXISTS campaign_recipients_phones ON campaign_recipients;
+CREATE TRIGGER campaign_recipients_phones
+	AFTER INSERT ON campaign_recipients
+	REFERENCING NEW TABLE AS added
+	FOR EACH STATEMENT EXECUTE FUNCTION campaign_phones_add();
+
+-- A campaign's rows, for status, report, export and requeue: a block
+-- range index (a campaign's rows are added together), which a new row
+-- version leaves as it is unless it lands outside its range's values.
+CREATE INDEX IF NOT EXISTS campaign_recipients_campaign
+	ON campaign_recipients USING brin (campaign_id);
 
 -- A status only ever moves to a higher rank, whoever writes it.
 CREATE OR REPLACE FUNCTION status_rank(text) RETURNS integer

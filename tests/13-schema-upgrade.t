@@ -28,4 +28,22 @@ printf '{"id":2,"attempt":1,"result":{"outcome":"retry","error":{"code":131000}}
     wa-record >/dev/null
 is "$(sql "select count(*) from recipient_errors where recipient_id = 2")" 1 \
     "and wa-record writes to it"
+
+# The campaign's phones: listed beside the rows, the index on the rows
+# dropped, and a phone the campaign has is still not added twice.
+is "$(sql "select count(*) from campaign_phones p join campaign_recipients r
+    on r.id = p.recipient_id and r.phone = p.phone
+    where p.campaign_id = $c")" 5 "each row's phone is listed, once"
+is "$(sql "select count(*) from pg_indexes
+    where tablename = 'campaign_recipients' and indexdef like '%phone)%'
+    and indexdef not like '%WHERE%'")" 0 \
+    "no index on the rows takes every version's phone"
+sql "insert into campaign_recipients (campaign_id, phone)
+    values ($c, '+15550000099'), ($c, '+15550000003')" 2>"$T/err"
+like "$(cat "$T/err")" 'duplicate key value violates unique constraint "campaign_phones_pkey"' \
+    "a phone the campaign has fails its statement, as the index did"
+sql "insert into campaign_recipients (campaign_id, phone)
+    values ($c, '+15550000099')"
+is "$(sql "select count(*) from campaign_recipients where campaign_id = $c")" \
+    6 "nothing of it was added; a new phone is"
 done_testing

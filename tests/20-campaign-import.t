@@ -253,4 +253,32 @@ like "$(cat "$T/err")" "completed during the import and runs again" \
 is "$(sql "select state, finished_at is null from campaigns
     where id = $c")" "running|t" "the campaign runs again"
 
+# Two imports of one campaign take turns: the second waits for the
+# first, then finds the phones it added and skips them as duplicates.
+c=$(new)
+mkfifo "$T/fifo3"
+wa-campaign import "$c" "$T/fifo3" >"$T/first" 2>&1 &
+first=$!
+exec 3>"$T/fifo3"
+printf 'phone\n+12015550001\n+12015550002\n' >&3
+wait_for 30 copying
+printf 'phone\n+12015550002\n+12015550003\n' >"$T/second.csv"
+wa-campaign import "$c" "$T/second.csv" >"$T/second" 2>&1 3>&- &
+second=$!
+waiting_turn() {
+	test "$(sql "select count(*) from pg_stat_activity
+	    where wait_event = 'advisory'")" = 1
+}
+ok "the second import waits for the first" wait_for 30 waiting_turn
+exec 3>&-
+wait "$first"
+is "$?" 0 "the first import ends 0"
+wait "$second"
+is "$?" 0 "the second import ends 0"
+like "$(cat "$T/second")" "1 imported, 1 skipped as duplicates" \
+    "the second skips the phone the first added"
+is "$(sql "select string_agg(phone, ' ' order by phone)
+    from campaign_recipients where campaign_id = $c")" \
+    "+12015550001 +12015550002 +12015550003" "every phone once"
+
 done_testing

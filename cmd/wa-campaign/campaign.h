@@ -102,8 +102,9 @@ int cmd_inbound(struct opts *o);		/* inbound prune */
     "  SELECT count(DISTINCT s.phone) FROM suppressions s" \
     "  WHERE s.added_at >= c.created_at" \
     "   AND s.scope IN (c.phone_number_id, '*') AND EXISTS (SELECT 1" \
-    "   FROM campaign_recipients r WHERE r.campaign_id = c.id" \
-    "   AND r.phone = s.phone AND r.attempt > 0)))" \
+    "   FROM campaign_phones p JOIN campaign_recipients r" \
+    "    ON r.id = p.recipient_id WHERE p.campaign_id = c.id" \
+    "   AND p.phone = s.phone AND r.attempt > 0)))" \
     " FROM (SELECT count(*) AS n, count(DISTINCT recipient_id) AS p" \
     "  FROM inbound_messages WHERE campaign_id = c.id) a," \
     " (SELECT count(*) AS m FROM campaign_recipients" \

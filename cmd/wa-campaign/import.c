@@ -34,16 +34,28 @@
 #include "campaign.h"
 
 /*
- * Duplicates in the file or in the campaign are skipped, first kept.
- * Returns the rows added, those of them without a zone of their own,
- * and the campaign's window and zone, which then stand for theirs.
+ * Imports of one campaign take turns, so that the phones it has (the
+ * schema's campaign_phones) stay what this import saw.
+ */
+static const char *turn_sql =
+    "SELECT pg_advisory_xact_lock(hashtext('wapipe_import'),"
+    " hashint8($1::bigint))";
+
+/*
+ * Duplicates in the file or in the campaign are skipped, the file's
+ * first kept. Returns the rows added, those of them without a zone of
+ * their own, and the campaign's window and zone, which then stand for
+ * theirs.
  */
 static const char *insert_sql =
     "WITH ins AS (INSERT INTO campaign_recipients (campaign_id, phone,"
     "  template_params, tz, expires_at)"
     "  SELECT $1::bigint, phone, params::jsonb, tz, exp"
-    "  FROM wa_import ORDER BY line"
-    "  ON CONFLICT (campaign_id, phone) DO NOTHING RETURNING id, phone, tz),"
+    "  FROM (SELECT DISTINCT ON (phone) * FROM wa_import"
+    "   ORDER BY phone, line) w"
+    "  WHERE NOT EXISTS (SELECT 1 FROM campaign_phones p"
+    "   WHERE p.campaign_id = $1 AND p.phone = w.phone)"
+    "  ORDER BY line RETURNING id, phone, tz),"
     " cty AS (INSERT INTO recipient_countries (recipient_id, country)"
     "  SELECT DISTINCT ON (i.id) i.id, w.country FROM ins i"
     "  JOIN wa_import w ON w.phone = i.phone WHERE w.country IS NOT NULL"
@@ -208,6 +220,7 @@ load(PGconn *conn, const char *id, struct wa_rows *rows)
 	const char *st;
 
 	PQclear(wa_pg_must(conn, "BEGIN", 0, NULL));
+	PQclear(wa_pg_must(conn, turn_sql, 1, &id));
 	st = campaign_state(conn, id, 0);
 	if (strcmp(st, "completed") == 0 || strcmp(st, "cancelled") == 0)
 		wa_die(EX_DATAERR, "campaign %s is %s: no more recipients",
