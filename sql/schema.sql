@@ -242,11 +242,18 @@ BEGIN
 	END IF;
 END $$;
 
-DROP TRIGGER IF EXISTS campaign_recipients_phones ON campaign_recipients;
-CREATE TRIGGER campaign_recipients_phones
-	AFTER INSERT ON campaign_recipients
-	REFERENCING NEW TABLE AS added
-	FOR EACH STATEMENT EXECUTE FUNCTION campaign_phones_add();
+-- Made once: a schema applied again neither drops it nor says so.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger
+	    WHERE tgrelid = 'campaign_recipients'::regclass
+	    AND tgname = 'campaign_recipients_phones') THEN
+		CREATE TRIGGER campaign_recipients_phones
+		    AFTER INSERT ON campaign_recipients
+		    REFERENCING NEW TABLE AS added
+		    FOR EACH STATEMENT EXECUTE FUNCTION campaign_phones_add();
+	END IF;
+END $$;
 
 -- A campaign's rows, for status, report, export and requeue: a block
 -- range index (a campaign's rows are added together), which a new row
