@@ -5,7 +5,8 @@
 #    beside wrk POSTing the same body over 64 connections for 5 s, and
 #    curl --parallel-max 64 POSTing it REQUESTS times, to the same server,
 #    three rounds taking turns. Prints the median requests/s of each and
-#    the ratios.
+#    the ratios; over plain HTTP/1.1, then over HTTPS (nginx in front,
+#    tests/tls.sh; wrk over HTTP/1.1, curl and wa-send over HTTP/2).
 # 2. 250 ms latency: requests fed at 1,000 lines/s by wa-throttle -r 1000
 #    for SECONDS (default 12) into wa-send with its default -j (300). Prints the rate achieved, calls in
 #    flight (most, and average by Little's law), CPU per message and the
@@ -32,7 +33,11 @@ metric() {
 WA_TOKEN=bench-token-$$
 export WA_TOKEN
 
-# 1. No latency.
+# shellcheck source=tests/tls.sh
+. "$TOP/tests/tls.sh"
+
+# 1. No latency, over plain HTTP/1.1 and then over HTTPS (nginx before
+# the same fake; wrk speaks HTTP/1.1 only, curl and wa-send HTTP/2).
 fake_start --rate 0 --pair-ms 0 --threads 2
 requests 1 | wa-send --dry-run | jq -c .dry_run.body >"$T/body"
 cat >"$T/post.lua" <<EOF
@@ -42,15 +47,19 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("WA_TOKEN")
 EOF
 requests "$REQUESTS" >"$T/in"
+for how in "plain HTTP/1.1" HTTPS; do
+[ "$how" = HTTPS ] && tls_front 'keepalive_requests 10000000;'
 # curl --parallel: the same libcurl, no NDJSON; options in a file.
 {
 	echo 'header = "Content-Type: application/json"'
 	echo "header = \"Authorization: Bearer $WA_TOKEN\""
 	echo "data = \"@$T/body\""
+	[ "$how" = HTTPS ] && echo "cacert = \"$WA_CA_FILE\""
 	printf 'parallel\nparallel-max = 64\nno-progress-meter\n'
 	awk -v u="$WA_API_BASE/106540352242922/messages" -v n="$REQUESTS" \
 	    'BEGIN { for (i = 0; i < n; i++) printf "url = \"%s\"\n", u }'
 } >"$T/curl.cfg"
+rm -f "$T/r_curl" "$T/r_wrk" "$T/r_send"
 # Three rounds each, taking turns, so that a busy moment on the machine
 # hurts all; the medians are printed.
 for round in 1 2 3; do
@@ -79,18 +88,20 @@ read -r r_send t round <<EOF
 $(sort -n "$T/r_send" | sed -n 2p)
 EOF
 read -r u sy rss <"$T/time.$round"
-echo "no latency: $REQUESTS requests, 64 connections, wa-fake-api --threads 2"
+echo "no latency, $how: $REQUESTS requests, 64 at once," \
+    "wa-fake-api --threads 2; load $(cut -d' ' -f1 /proc/loadavg)"
 echo "  wrk -t 2 -c 64 (5 s)    $r_wrk req/s  (median of $(tr '\n' ' ' <"$T/r_wrk"| sed 's/ $//'))"
 echo "  curl --parallel-max 64  $r_curl req/s  (median of $(tr '\n' ' ' <"$T/r_curl"| sed 's/ $//'))"
 echo "  wa-send -j 64           $r_send req/s  (median of $(cut -d' ' -f1 "$T/r_send" | tr '\n' ' ' | sed 's/ $//'))"
-echo "                          that run: $t s, CPU $u user + $sy sys s, max RSS $rss KiB"
+echo "                          that run: $t s, CPU $u user + $sy sys s = $(echo "$u $sy $REQUESTS" | awk '{ printf "%.1f", 1e6 * ($1 + $2) / $3 }') us/msg, max RSS $rss KiB"
 echo "  ratio                   $(pct "$r_send" "$r_wrk") of wrk, $(pct "$r_send" "$r_curl") of curl --parallel"
+done
+kill "$TLS_PID"
+wait "$TLS_PID"
 fake_stop
 
 # 2. 1,000 msg/s at 250 ms: plain HTTP/1.1, then over HTTPS with HTTP/2
 # and with HTTP/1.1 only (nginx before the fake, tests/tls.sh).
-# shellcheck source=tests/tls.sh
-. "$TOP/tests/tls.sh"
 fake_start --rate 0 --pair-ms 0 --latency-ms 250 --threads 2
 n=$((SECONDS_AT_RATE * 1000))
 requests "$n" >"$T/in"

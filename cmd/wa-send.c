@@ -488,7 +488,7 @@ main(int argc, char **argv)
 		want = !eof && (closing() || nspare > 0);
 		if (!want || !wa_lines_pending(&in.lines))
 			wa_multi_wait(multi, want ? STDIN_FILENO : -1,
-			    (int)wait);
+			    (int)wait, nspare > 0);
 		done();
 		wa_metrics_tick();
 	}

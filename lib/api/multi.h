@@ -10,7 +10,7 @@
 
 struct wa_multi;
 
-/* For up to calls at once; over TLS (tls) one connection per 100. */
+/* For up to calls at once; over TLS (tls) one connection per 25. */
 struct wa_multi *wa_multi_new(long calls, int tls);
 CURLM *wa_multi_handle(struct wa_multi *m);
 /* Starts e's call, counting the connections it opens. */
@@ -18,8 +18,9 @@ void wa_multi_add(struct wa_multi *m, CURL *e);
 /* After e's call ended (an answer over HTTP/1.x widens the bound). */
 void wa_multi_ended(struct wa_multi *m, CURL *e);
 void wa_multi_kick(struct wa_multi *m);
-/* Waits for sockets, timers, fd (-1: none) or timeout ms, and drives. */
-int wa_multi_wait(struct wa_multi *m, int fd, int timeout);
+/* Waits for sockets, timers, fd (-1: none) or timeout ms, and drives;
+ * gather: wakes at most every few ms, the caller having room to spare. */
+int wa_multi_wait(struct wa_multi *m, int fd, int timeout, int gather);
 void wa_multi_free(struct wa_multi *m);
 
 #endif
