@@ -200,21 +200,17 @@ PGAPPNAME=gate psql -X -q -c "select pg_advisory_lock(4242)" \
     -c "select pg_sleep(300)" >/dev/null 2>&1 &
 gate=$!
 t_pids="$t_pids $gate"
-waiting_app() {	# APP EVENT: that session waits on EVENT
-	[ "$(sql "select count(*) from pg_stat_activity where application_name
-	    = '$1' and wait_event = '$2'")" = 1 ]
-}
-wait_for 30 waiting_app gate PgSleep
+wait_for 30 pg_waiting gate PgSleep
 PGAPPNAME=writer psql -X -q -c "begin" -c "update campaign_recipients
     set status = 'suppressed' where id = $r2" \
     -c "select pg_advisory_lock(4242)" -c "commit" >/dev/null 2>&1 &
 writer=$!
 t_pids="$t_pids $writer"
-wait_for 30 waiting_app writer advisory
+wait_for 30 pg_waiting writer advisory
 PGAPPNAME=claim wa-claim -c "$c" --once >"$T/out" 2>/dev/null &
 claimer=$!
 ok "the claim waits on the row the writer holds" \
-    wait_for 30 waiting_app claim transactionid
+    wait_for 30 pg_waiting claim transactionid
 sql "select pg_terminate_backend(pid) from pg_stat_activity
     where application_name = 'gate'" >/dev/null
 wait "$writer"

@@ -263,13 +263,11 @@ exec 3>"$T/fifo3"
 printf 'phone\n+12015550001\n+12015550002\n' >&3
 wait_for 30 copying
 printf 'phone\n+12015550002\n+12015550003\n' >"$T/second.csv"
-wa-campaign import "$c" "$T/second.csv" >"$T/second" 2>&1 3>&- &
+PGAPPNAME=second wa-campaign import "$c" "$T/second.csv" >"$T/second" \
+    2>&1 3>&- &
 second=$!
-waiting_turn() {
-	test "$(sql "select count(*) from pg_stat_activity
-	    where wait_event = 'advisory'")" = 1
-}
-ok "the second import waits for the first" wait_for 30 waiting_turn
+ok "the second import waits for the first" \
+    wait_for 30 pg_waiting second advisory
 exec 3>&-
 wait "$first"
 is "$?" 0 "the first import ends 0"

@@ -73,11 +73,7 @@ PGAPPNAME=locker psql -X -q -c "begin" -c "select 1 from campaign_recipients
     >/dev/null 2>&1 &
 locker=$!
 t_pids="$t_pids $locker"
-locked() {
-	[ "$(sql "select count(*) from pg_stat_activity where application_name
-	    = 'locker' and query like '%pg_sleep%'")" = 1 ]
-}
-wait_for 30 locked
+wait_for 30 pg_waiting locker PgSleep
 wa-reconcile --unknown-after 60 >"$T/out"
 is "$(row $((first + 2)))" "unknown 1" "a row locked by a writer is not touched"
 sql "select pg_terminate_backend(pid) from pg_stat_activity

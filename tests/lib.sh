@@ -166,6 +166,14 @@ bg() {
 	t_pids="$t_pids $!"
 }
 
+# pg_waiting APP EVENT: one session named APP (application_name) waits
+# on EVENT (pg_stat_activity.wait_event: advisory, transactionid,
+# PgSleep, ...).
+pg_waiting() {
+	[ "$(sql "select count(*) from pg_stat_activity where application_name
+	    = '$1' and wait_event = '$2'")" = 1 ]
+}
+
 # wait_for SECONDS COMMAND...: retries COMMAND every 0.05 s until it
 # succeeds; fails after SECONDS (a bound on waiting, not on speed).
 wait_for() {
