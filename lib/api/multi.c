@@ -181,8 +181,8 @@ wa_multi_kick(struct wa_multi *m)
  * at a time, so that the caller starts new calls while the server works
  * on others rather than in one burst after a whole round. Gathering, the
  * wait first lets GATHER_MS pass since the last wake-up (at most timeout
- * ms). Signals get in only during the wait. Returns whether fd is
- * readable.
+ * ms), unless that wake-up left sockets ready. Signals get in only
+ * during the wait. Returns whether fd is readable.
  */
 int
 wa_multi_wait(struct wa_multi *m, int fd, int timeout, int gather)
@@ -205,7 +205,7 @@ wa_multi_wait(struct wa_multi *m, int fd, int timeout, int gather)
 		return 0;
 	m->woke = wa_now_ms();
 	if (p[0].revents & POLLIN) {
-		n = epoll_wait(m->ep, ev, 8, 0);
+		n = epoll_wait(m->ep, ev, (int)(sizeof ev / sizeof *ev), 0);
 		for (i = 0; i < n; i++) {
 			flags = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
 			    (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
@@ -214,6 +214,9 @@ wa_multi_wait(struct wa_multi *m, int fd, int timeout, int gather)
 			curl_multi_socket_action(m->multi, ev[i].data.fd, flags,
 			    &running);
 		}
+		/* More may be ready: the next wait gathers nothing first. */
+		if (n == (int)(sizeof ev / sizeof *ev))
+			m->woke = 0;
 	}
 	if (m->due >= 0 && wa_now_ms() >= m->due)
 		wa_multi_kick(m);
