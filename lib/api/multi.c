@@ -189,19 +189,19 @@ wa_multi_wait(struct wa_multi *m, int fd, int timeout, int gather)
 {
 	struct pollfd p[2] = { { m->ep, POLLIN, 0 }, { fd, POLLIN, 0 } };
 	struct epoll_event ev[8];
-	int64_t now = wa_now_ms(), rest = m->woke + GATHER_MS - now;
+	int64_t now = wa_now_ms(), end = now + timeout;
+	int64_t gathered = m->woke + GATHER_MS;
 	int i, n, flags, running;
 
-	if (gather && rest > 0 && timeout > 0) {
-		if (wa_wait(NULL, 0, rest < timeout ? (int)rest : timeout) < 0)
+	if (gather && gathered > now && end > now) {
+		if (wa_wait(NULL, 0, (int)((gathered < end ? gathered : end) -
+		    now)) < 0)
 			return 0;
-		timeout -= (int)(wa_now_ms() - now);
-		timeout = timeout > 0 ? timeout : 0;
 		now = wa_now_ms();
 	}
-	if (m->due >= 0 && m->due - now < timeout)
-		timeout = m->due > now ? (int)(m->due - now) : 0;
-	if (wa_wait(p, fd >= 0 ? 2 : 1, timeout) < 0)
+	if (m->due >= 0 && m->due < end)
+		end = m->due;
+	if (wa_wait(p, fd >= 0 ? 2 : 1, end > now ? (int)(end - now) : 0) < 0)
 		return 0;
 	m->woke = wa_now_ms();
 	if (p[0].revents & POLLIN) {
