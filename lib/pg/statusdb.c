@@ -149,11 +149,13 @@
     "    FROM campaign_recipients c WHERE c.wamid = i.context" \
     "    UNION ALL SELECT 1, g.phone_number_id IS NOT DISTINCT FROM" \
     "    i.pnid, c.id, c.campaign_id, greatest(c.status_at, c.claimed_at)" \
-    "    FROM campaign_recipients c JOIN campaigns g" \
-    "    ON g.id = c.campaign_id WHERE (c.phone = i.phone" \
-    "     OR c.wa_id = substr(i.phone, 2)" \
-    "     OR i.phone IS NULL AND c.phone = " KNOWN("i.bsuid") ")" \
-    "     AND c.phase = 2 AND c.status IN ('sent', 'delivered', 'read')" \
+    "    FROM (SELECT p.recipient_id AS id FROM campaign_phones p" \
+    "     WHERE p.phone = coalesce(i.phone, " KNOWN("i.bsuid") ")" \
+    "     UNION ALL SELECT w.id FROM campaign_recipients w" \
+    "     WHERE w.wa_id = substr(i.phone, 2)) s" \
+    "    JOIN campaign_recipients c ON c.id = s.id JOIN campaigns g" \
+    "    ON g.id = c.campaign_id" \
+    "    WHERE c.phase = 2 AND c.status IN ('sent', 'delivered', 'read')" \
     "     AND (c.status_at BETWEEN i.at - interval '24 hours' AND i.at" \
     "      + interval '1 second' OR c.claimed_at BETWEEN i.at" \
     "      - interval '24 hours' AND i.at + interval '1 second'))" \
