@@ -71,12 +71,15 @@ front_end() {
 }
 
 # pgsnap FILE: the cluster's CPU by kind of process, in clock ticks:
-# "reaped" (ended backends and autovacuum workers, with the postmaster's
-# own), each background process by name, "backends" (live clients).
+# each background process by name, and "backends": the live clients'
+# with the ended ones' (and the autovacuum workers' and the postmaster's
+# own), in one sum, since a backend live at one snapshot may have ended
+# by the next (apart, its CPU before the first would count as spent
+# between them).
 pgsnap() {
 	pm=$(head -1 "$PGDATA/postmaster.pid")
 	{
-		echo "reaped $(ticks "$pm" all)"
+		echo "backends $(ticks "$pm" all)"
 		for p in $(pgrep -P "$pm"); do
 			# (a backend may end between pgrep and here)
 			k=$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null |
