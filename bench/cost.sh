@@ -35,10 +35,7 @@ stage() {
 	    "program %5.1f us/msg  max RSS %6d KiB  %6.2f s (wall)\n",
 	    $1, $3 / $2, 1e6 * $4 / $9 / $2, 1e6 * ($5 + $6) / $2, $7, $8 }' >&7
 	if [ -n "${WALDUMP:-}" ]; then
-		pgtmp_as "$pgtmp_bin/pg_waldump" -p "$PGDATA/pg_wal" \
-		    -s "$l0" -e "$l1" --stats=record 2>/dev/null |
-		    awk 'NR <= 2 || $2 > 0.001 * '"$ROWS" | sed 's/^/    /' |
-		    sort -k6 -n -r | head -12 >&7
+		walstats "$l0" "$l1" "$ROWS" >&7
 	fi
 }
 

@@ -29,7 +29,8 @@
 # 10000000): tests/64-send-tls.t sends through GOAWAYs and resets.
 #
 # EXTRA_SQL='...' applies a schema variant first, PG_OPTIONS='-c ...'
-# Postgres settings, CLAIM_OPTS='-n 500 ...' more options of wa-claim.
+# Postgres settings, CLAIM_OPTS='-n 500 ...' more options of wa-claim;
+# WALDUMP=1 prints what the WAL is made of (pg_waldump --stats=record).
 # For each run it prints msg/s (wall clock: it depends on what else the
 # machine runs), CPU microseconds per message for every process, the
 # Postgres backends included (postmaster's own, its live children's and
@@ -90,6 +91,10 @@ pgsnap() {
 			echo "$(echo "$k" | tr ' ' _) $(ticks "$p")"
 		done
 	} >"$1"
+	if [ -n "${WALDUMP:-}" ]; then
+		sql "select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd,
+		    n_tup_del from pg_stat_user_tables" | tr '|' ' ' >"$1.rows"
+	fi
 }
 # pgdiff N: what each kind of process spent per message between the
 # snapshots $T/pg.0 and $T/pg.1.
@@ -99,6 +104,17 @@ pgdiff() {
 	    END { for (k in b) if (b[k] - a[k] > 0)
 	    printf "    %-28s %6.1f us/msg\n", k, 1e6 * (b[k] - a[k]) / hz / n }' \
 	    "$T/pg.0" "$T/pg.1" | sort -k2 -n -r
+}
+# rowdiff N: with WALDUMP=1, the rows each table took per message
+# between the snapshots (inserted, updated, of which heap-only, deleted),
+# as the statistics had them (a live session's may lag a second).
+rowdiff() {
+	awk -v n="$1" 'FNR == NR { for (i = 2; i <= 5; i++) a[$1, i] = $i
+	    next }
+	    { d = 0; for (i = 2; i <= 5; i++) { v[i] = $i - a[$1, i]; d += v[i] }
+	    if (d > 0.001 * n) printf "    %-24s ins %5.2f  upd %5.2f" \
+	    " (hot %5.2f)  del %5.2f a message\n", $1, v[2] / n, v[3] / n,
+	    v[4] / n, v[5] / n }' "$T/pg.0.rows" "$T/pg.1.rows"
 }
 # us TICKS N: microseconds per message.
 us() {
@@ -130,6 +146,10 @@ report() {
 	[ -n "${wh:-}" ] && echo "  wa-webhook        $(us "$wht" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/wh.status") KiB"
 	[ -n "${in:-}" ] && echo "  wa-status-ingest  $(us "$int" "$1") us/msg  max RSS $(awk '/VmHWM/ { print $2 }' "$T/in.status") KiB"
 	echo "  WAL               $(rate "$(wal_bytes "$w0" "$w1")" "$1") bytes/msg"
+	if [ -n "${WALDUMP:-}" ]; then
+		walstats "$w0" "$w1" "$1"
+		rowdiff "$1"
+	fi
 	[ -n "${PROFILE:-}" ] && profile "$1"
 	rm -f "$T"/time.*
 }

@@ -37,9 +37,7 @@ ALTER TABLE campaign_recipients SET (fillfactor = 45);"
 
 # fpi: full page image bytes in the WAL between l0 and l1.
 fpi() {
-	pgtmp_as "$pgtmp_bin/pg_waldump" -p "$PGDATA/pg_wal" -s "$l0" \
-	    -e "$l1" --stats=record 2>/dev/null | awk '$1 == "Total" {
-	    print $5 }'
+	waldump "$l0" "$l1" | awk '$1 == "Total" { print $5 }'
 }
 # hot: heap-only updates of campaign_recipients so far.
 hot() {

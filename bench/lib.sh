@@ -85,6 +85,23 @@ wal_bytes() {
 	sql "select pg_wal_lsn_diff($w_to, '$1')"
 }
 
+# waldump FROM TO: pg_waldump --stats=record of the WAL between the two
+# positions.
+waldump() {
+	pgtmp_as "$pgtmp_bin/pg_waldump" -p "$PGDATA/pg_wal" -s "$1" -e "$2" \
+	    --stats=record 2>/dev/null
+}
+# walstats FROM TO N: the kinds of WAL record between the two positions
+# that came more than once a thousand messages (of N), by their bytes
+# (records and page images), largest first; the totals first.
+walstats() {
+	waldump "$1" "$2" | awk -v n="$3" '
+	    /^first record/ { next }
+	    /^(WAL statistics|Type|Total)/ { print "1e99 " $0; next }
+	    $2 > 0.001 * n { print ($(NF - 1) == "(" ? $(NF - 2) : \
+	    $(NF - 1)) " " $0 }' | sort -s -k1,1 -r -g | sed 's/^[^ ]* /    /'
+}
+
 # A step measured: what it took in wall time, Postgres CPU and WAL.
 
 # pg_mark: a CHECKPOINT (so that each measurement starts with the same
