@@ -130,6 +130,21 @@ gen 1 | wa-throttle -r 500 >/dev/null 2>"$T/err"
 like "$(cat "$T/err")" 'runs at 20/s, burst 1: -r and -b only make a new bucket' \
     '-r on an existing bucket warns and leaves it'
 
+# A wait lasts a few ms past its token, so that at 1,000/s, burst 10,
+# a wake-up passes several lines (one a line before): counted as the
+# times it gave up the CPU, which a loaded machine only makes fewer.
+gen 300 >"$T/in300"
+fresh
+t0=$(now)
+/usr/bin/time -o "$T/ctx" -f %w wa-throttle -r 1000 -b 10 <"$T/in300" \
+    >"$T/out"
+t1=$(now)
+n=$(tail -1 "$T/ctx")
+ok "300 lines at 1,000/s, burst 10: fewer than 100 waits ($n)" \
+    test "$n" -lt 100
+ok "... still >= 0.29 s (took $(took "$t0" "$t1"))" at_least "$t0" "$t1" 0.29
+ok '... and all of them, in order' cmp -s "$T/in300" "$T/out"
+
 # The process holds one line: the rest stay in its input pipe. Stopped,
 # it takes no more tokens: the line it holds and the others go on at once
 # (wa-send, stopping too, answers them unsent), paused or not, until the
