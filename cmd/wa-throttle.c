@@ -6,8 +6,8 @@
  * bytes unchanged and whole, after taking a token from the bucket of its
  * phone_number_id (or of --number, which reads any lines, unparsed); the
  * lines that pass together go out in one write, before any wait. A wait
- * for a token lasts a few ms longer than the token (GATHER_MS), so that
- * at 1,000/s a wake-up passes several lines, not one.
+ * for a token lasts a few ms longer than the token (WA_GATHER_MS), so
+ * that at 1,000/s a wake-up passes several lines, not one.
  * The bucket of a number is shared by every process on the host
  * (WA_STATE_DIR) and, with --cluster, by every host (Postgres). It holds
  * one line at a time: while it waits, its input pipe fills. The
@@ -59,7 +59,6 @@
 #define MAX_NUMBERS 1000
 #define MAX_SLEEP_MS 100	/* so that a rate set live is seen soon */
 #define DRAIN_MS 2000		/* once stopped, the wait for end of input */
-#define GATHER_MS 5		/* a wait lets tokens come together */
 #define WRITE_BYTES 65536	/* lines held for one write, at most */
 
 struct number {
@@ -206,7 +205,7 @@ report(void)
 
 /*
  * How much longer than until the next token a wait lasts, in ms: up to
- * GATHER_MS, so that a few tokens come together and the lines behind
+ * WA_GATHER_MS, so that a few tokens come together and the lines behind
  * them go in one wake-up (one a millisecond at 1,000/s, each costing
  * more than its line), but never more tokens than the bucket holds, so
  * none is lost and the rate stays. Not with --cluster: a lease's tokens
@@ -223,7 +222,7 @@ gather_ms(struct number *nb)
 	wa_lease_stats(nb->l, &st);
 	frac = st.share > 0 && st.share < 1 ? st.share : 1;
 	ms = 1000 * (st.burst * frac - 1) / (st.rate * frac);
-	return ms < 1 ? 0 : ms > GATHER_MS ? GATHER_MS : (int64_t)ms;
+	return ms < 1 ? 0 : ms > WA_GATHER_MS ? WA_GATHER_MS : (int64_t)ms;
 }
 
 /*
@@ -609,7 +608,6 @@ loop(struct wa_input *in, struct number *nb)
 {
 	struct wa_record rec = { 0 };
 	struct wa_bucket_stats st;
-	size_t held = 0;	/* bytes passed, not yet written */
 	int r, wait, status = 0;
 
 	for (;;) {
@@ -625,10 +623,9 @@ loop(struct wa_input *in, struct number *nb)
 			break;
 		}
 		/* The lines passed go out together before any wait. */
-		if (held >= WRITE_BYTES ||
+		if (wa_out_held() >= WRITE_BYTES ||
 		    (r = wa_input_next(in, &rec, 0)) == WA_AGAIN) {
 			wa_out_flush();
-			held = 0;
 			r = wa_input_next(in, &rec, wait);
 		}
 		if (r == WA_LINE && opt.number == NULL &&
@@ -647,7 +644,6 @@ loop(struct wa_input *in, struct number *nb)
 			continue;
 		take(nb);
 		wa_out_add(rec.line, rec.len);
-		held += rec.len + 1;
 		nb->passed++;
 		wa_metric_add(nb->m_lines, 1);
 		wa_lease_stats(nb->l, &st);

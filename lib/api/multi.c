@@ -23,9 +23,9 @@
  *
  * A caller with room for more calls than it has (a pace, not the bound,
  * sets the work) asks the wait to gather: it then wakes at most every
- * GATHER_MS, and takes the answers and lines of those milliseconds in
- * one round instead of a wake-up each. A caller whose calls fill the
- * bound does not gather: it wakes at the first answer.
+ * WA_GATHER_MS (core/sig.h), and takes the answers and lines of those
+ * milliseconds in one round instead of a wake-up each. A caller whose
+ * calls fill the bound does not gather: it wakes at the first answer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,7 +39,6 @@
 #include "api/multi.h"
 
 #define STREAMS		25	/* calls on one HTTP/2 connection */
-#define GATHER_MS	5	/* the least ms between wake-ups, gathering */
 
 struct wa_multi {
 	CURLM		*multi;
@@ -180,7 +179,7 @@ wa_multi_kick(struct wa_multi *m)
  * >= 0) to be readable; lets libcurl act on what is ready, a few sockets
  * at a time, so that the caller starts new calls while the server works
  * on others rather than in one burst after a whole round. Gathering, the
- * wait first lets GATHER_MS pass since the last wake-up (at most timeout
+ * wait first lets WA_GATHER_MS pass since the last wake-up (at most timeout
  * ms), unless that wake-up left sockets ready. Signals get in only
  * during the wait. Returns whether fd is readable.
  */
@@ -190,7 +189,7 @@ wa_multi_wait(struct wa_multi *m, int fd, int timeout, int gather)
 	struct pollfd p[2] = { { m->ep, POLLIN, 0 }, { fd, POLLIN, 0 } };
 	struct epoll_event ev[8];
 	int64_t now = wa_now_ms(), end = now + timeout;
-	int64_t gathered = m->woke + GATHER_MS;
+	int64_t gathered = m->woke + WA_GATHER_MS;
 	int i, n, flags, running;
 
 	if (gather && gathered > now && end > now) {

@@ -52,6 +52,13 @@ wa_out_flush(void)
 	out.len = 0;
 }
 
+/* The bytes wa_out_add has buffered since the last flush. */
+size_t
+wa_out_held(void)
+{
+	return out.len;
+}
+
 /* Buffers one line; wa_out_flush writes them all at once. */
 void
 wa_out_add(const char *s, size_t n)

@@ -10,5 +10,6 @@
 void wa_out(const char *s, size_t n);		/* now */
 void wa_out_add(const char *s, size_t n);	/* at the next flush */
 void wa_out_flush(void);
+size_t wa_out_held(void);			/* bytes added, not yet out */
 
 #endif

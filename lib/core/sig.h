@@ -23,6 +23,13 @@ int wa_wait(struct pollfd *fds, int n, int timeout);
 /* A reader of fd that has gone ends the program (74) in its next wait. */
 void wa_watch_reader(int fd);
 int wa_sleep_ms(int64_t ms);
+/*
+ * The ms a wait may run on so that several events are taken in one
+ * wake-up: wa-send's sockets (api/multi.c), wa-throttle's tokens. One
+ * value, so that the lines wa-throttle lets go together reach wa-send
+ * as one wake-up's worth.
+ */
+#define WA_GATHER_MS 5
 
 int64_t wa_now_ms(void);	/* monotonic */
 int64_t wa_now_ns(void);	/* monotonic */
