@@ -54,19 +54,22 @@
 static const char *claim_sql = "SELECT * FROM wapipe_claim($1, $2, $3)";
 static const char *found_sql =
     "SELECT id, attempt, phone, template_params FROM campaign_recipients"
-    " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
-    "  AND claim_token = $2";
+    " WHERE id IN (SELECT unnest(ids) FROM campaign_claims"
+    "  WHERE campaign_id = $1 AND token = $2)"
+    "  AND status = 'sending' AND claim_token = $2";
 
 /*
  * Why nothing was claimed: the campaign's state and what is left (a
- * number at its limit, or an urgent campaign first: pg/blocked.c).
+ * number at its limit, or an urgent campaign first: pg/blocked.c). Rows
+ * in flight are found through their claims; with no row pending, the
+ * pending index holds only them, and is asked too.
  */
 static const char *left_sql =
-    "SELECT c.state, coalesce(c.state_reason, ''),"
-    "  EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND phase = 0 AND status = 'pending'),"
-    "  EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = c.id"
-    "    AND phase = 1 AND status = 'sending'),"
+    "SELECT c.state, coalesce(c.state_reason, ''), p.pending,"
+    "  EXISTS (SELECT 1 FROM campaign_claims k WHERE k.campaign_id = c.id"
+    "    AND claim_in_flight(k))"
+    "  OR (NOT p.pending AND EXISTS (SELECT 1 FROM campaign_recipients"
+    "    WHERE campaign_id = c.id AND phase = 0 AND status = 'sending')),"
     "  (SELECT count(*) FROM campaign_recipients WHERE campaign_id = c.id"
     "    AND phase = 1 AND status = 'unknown'),"
     "  (SELECT (extract(epoch FROM min(next_attempt_at) - now())"
@@ -76,7 +79,10 @@ static const char *left_sql =
     "    FROM c.start_at - now()) * 1000)::bigint) END,"
     "  to_char(c.start_at AT TIME ZONE 'UTC',"
     "    'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-    " FROM campaigns c WHERE c.id = $1";
+    " FROM campaigns c, LATERAL (SELECT EXISTS (SELECT 1"
+    "  FROM campaign_recipients WHERE campaign_id = c.id AND phase = 0"
+    "  AND status = 'pending') AS pending) p"
+    " WHERE c.id = $1";
 
 /* Rows claimed but never written: back to pending, fenced, uncounted. */
 static const char *putback_sql =

@@ -10,7 +10,8 @@
  * no status webhook has settled after --unknown-after gets its
  * campaign's on_unknown policy: resend (back to pending, attempt kept) or
  * fail; in a cancelled campaign it fails, as nothing more is sent. A
- * running campaign with nothing left to do is marked completed. Each move
+ * running campaign with nothing left to do is marked completed. Claims
+ * with nothing left in flight are deleted (campaign_claims). Each move
  * is fenced on (id, attempt) and status, so a row a live pipeline still
  * holds, or a webhook has just settled, is never touched. Prints what it
  * did, one line per campaign and move, after the time off a terminal
@@ -37,7 +38,9 @@ static const char *stale_sql =
     "WITH s AS (SELECT r.id, r.attempt, r.campaign_id"
     "  FROM campaign_recipients r"
     "   JOIN campaigns c ON c.id = r.campaign_id"
-    "  WHERE r.phase = 1 AND r.status = 'sending'"
+    "  WHERE r.id IN (SELECT unnest(ids) FROM campaign_claims"
+    "    WHERE $1::bigint IS NULL OR campaign_id = $1)"
+    "   AND r.status = 'sending'"
     "   AND c.state IN ('running', 'paused', 'cancelled')"
     "   AND ($1::bigint IS NULL OR c.id = $1)"
     "   AND r.claimed_at < now() - $2 * interval '1 second'"
@@ -79,6 +82,10 @@ static const char *unknown_sql =
     " UNION ALL SELECT campaign_id, on_unknown, count(*) FROM s WHERE $3"
     "  GROUP BY 1, 2"
     " ORDER BY 1";
+
+/* Claims with nothing left in flight (schema.sql: campaign_claims). */
+static const char *claims_sql =
+    "DELETE FROM campaign_claims k WHERE NOT claim_in_flight(k)";
 
 /* $1: campaign id or NULL, $2: dry run. */
 static const char *complete_sql =
@@ -198,6 +205,8 @@ main(int argc, char **argv)
 		    "s ago) to unknown\n", PQgetvalue(res, i, 0), verb,
 		    PQgetvalue(res, i, 1), stale);
 	PQclear(res);
+	if (!dry)
+		PQclear(wa_pg_need(db, NULL, claims_sql, 0, NULL));
 
 	p[1] = unknown;
 	res = wa_pg_need(db, NULL, unknown_sql, 3, p);

@@ -16,9 +16,9 @@ CREATE TABLE IF NOT EXISTS wapipe_schema (
 );
 DO $$
 BEGIN
-	IF (SELECT max(version) FROM wapipe_schema) > 7 THEN
+	IF (SELECT max(version) FROM wapipe_schema) > 8 THEN
 		RAISE EXCEPTION 'the database''s schema is version %, newer '
-		    'than this one (7): install the wapipe that made it',
+		    'than this one (8): install the wapipe that made it',
 		    (SELECT max(version) FROM wapipe_schema);
 	END IF;
 END $$;
@@ -146,17 +146,67 @@ CREATE TABLE IF NOT EXISTS recipient_errors (
 CREATE INDEX IF NOT EXISTS recipient_errors_recipient
 	ON recipient_errors (recipient_id, attempt);
 
--- Where the row is in its life, from status: 0 to be claimed (pending),
--- 1 in flight (sending, unknown), 2 settled. The partial indexes below
--- name phase, not status, so that a status that moves within phase 2
--- (sent, delivered, read: two of every message's five writes) changes no
--- indexed column: Postgres then updates the row in place on its page
--- (a heap-only tuple) and writes no index entry; measured, the status
--- path's WAL falls by a third (bench/RESULTS.md). Queries that want an
--- index say phase as well as status.
+-- The claims in flight (version 8): one row per claim statement, its
+-- campaign, its time (the claimed_at of its rows), its token (wa-claim's),
+-- the ids it claimed and where its scan stopped (the next_attempt_at and
+-- id of the last row it took: where the campaign's next claim starts). A claim leaves its rows in phase 0 (below), so
+-- that it changes no indexed column and writes no index entry; this
+-- table is how the rows in flight are found again (wa-claim's checks,
+-- wa-reconcile, wa-campaign run's sweep): every row sending is among
+-- the ids of a claim of its campaign (a row put back and claimed again
+-- may be among those of two). A claim whose rows are all settled is
+-- deleted by the next claim of its campaign, by wa-reconcile, and at
+-- the campaign's completion. A database from before
+-- gets a row for each time its rows in flight were claimed at.
+DO $$
+BEGIN
+	IF to_regclass('campaign_claims') IS NULL THEN
+		CREATE TABLE campaign_claims (
+			campaign_id	bigint NOT NULL REFERENCES campaigns (id)
+					    ON DELETE CASCADE,
+			claimed_at	timestamptz NOT NULL,
+			token		integer,
+			ids		bigint[] NOT NULL,
+			last_at		timestamptz,
+			last_id		bigint
+		);
+		CREATE INDEX campaign_claims_campaign
+		    ON campaign_claims (campaign_id, claimed_at);
+		INSERT INTO campaign_claims (campaign_id, claimed_at, ids)
+		SELECT campaign_id, claimed_at, array_agg(id ORDER BY id)
+		FROM campaign_recipients
+		WHERE status = 'sending' AND claimed_at IS NOT NULL
+		GROUP BY campaign_id, claimed_at;
+	END IF;
+END $$;
+
+-- Where the row is in its life, from status: 0 to be claimed or claimed
+-- (pending, sending), 1 left unknown, 2 settled. The partial indexes
+-- below name phase, not status, so that a status that moves within a
+-- phase changes no indexed column: Postgres then updates the row in
+-- place on its page (a heap-only tuple) and writes no index entry. So
+-- it is for the claim (pending to sending, version 8: before, sending
+-- was phase 1, and each claim wrote two index entries, some 230 bytes
+-- of WAL a message with the version that moved page) and for the
+-- statuses (sent, delivered, read: measured, the status path's WAL
+-- fell by a third). bench/RESULTS.md has the figures. Queries that want
+-- an index say phase as well as status. A database from before has its
+-- column made again (the table rewritten once; its partial indexes are
+-- made again below).
+DO $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a
+	    ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+	    WHERE d.adrelid = 'campaign_recipients'::regclass
+	    AND a.attname = 'phase'
+	    AND pg_get_expr(d.adbin, d.adrelid) LIKE
+	    '%''sending''::text THEN 1%') THEN
+		ALTER TABLE campaign_recipients DROP COLUMN phase CASCADE;
+	END IF;
+END $$;
 ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS phase smallint
 	GENERATED ALWAYS AS (CASE status WHEN 'pending' THEN 0
-	    WHEN 'sending' THEN 1 WHEN 'unknown' THEN 1 ELSE 2 END) STORED;
+	    WHEN 'sending' THEN 0 WHEN 'unknown' THEN 1 ELSE 2 END) STORED;
 
 -- Room on each page for the row's next versions (claim, record, then
 -- its statuses), so that they stay on its page: a version that must
@@ -164,16 +214,19 @@ ALTER TABLE campaign_recipients ADD COLUMN IF NOT EXISTS phase smallint
 -- entries. Applies to pages written from now on.
 ALTER TABLE campaign_recipients SET (fillfactor = 70);
 
--- An older database's indexes, on status or over every row's wamid, are
--- made again as below (an index on status would keep every status write
--- off the heap-only path); its index on phone is dropped (the phones'
--- table has it, below).
+-- An older database's indexes, on status or over every row's wamid, or
+-- (before version 8) the unsettled rows' on claimed_at and the pending
+-- rows' without id, are made again as below (an index on status would
+-- keep every status write off the heap-only path, one on claimed_at
+-- every claim); its index on phone is dropped (the phones' table has
+-- it, below).
 DO $$
 DECLARE
 	i	record;
 BEGIN
 	FOR i IN SELECT c.relname,
-	    coalesce(pg_get_expr(x.indpred, x.indrelid), '') AS pred
+	    coalesce(pg_get_expr(x.indpred, x.indrelid), '') AS pred,
+	    pg_get_indexdef(x.indexrelid) AS def
 	    FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
 	    WHERE x.indrelid = 'campaign_recipients'::regclass
 	    AND c.relname IN ('campaign_recipients_pending',
@@ -184,7 +237,11 @@ BEGIN
 		    OR (i.relname = 'campaign_recipients_wamid' AND i.pred = '')
 		    OR (i.relname IN ('campaign_recipients_pending',
 		    'campaign_recipients_unsettled')
-		    AND i.pred NOT LIKE '%phase%') THEN
+		    AND i.pred NOT LIKE '%phase%')
+		    OR (i.relname = 'campaign_recipients_unsettled'
+		    AND i.def LIKE '%claimed_at%')
+		    OR (i.relname = 'campaign_recipients_pending'
+		    AND i.def NOT LIKE '%, id)%') THEN
 			EXECUTE format('DROP INDEX %I', i.relname);
 		END IF;
 	END LOOP;
@@ -196,12 +253,14 @@ CREATE UNIQUE INDEX IF NOT EXISTS campaign_recipients_wamid
 
 -- What wa-claim reads: stays small however many rows are done.
 CREATE INDEX IF NOT EXISTS campaign_recipients_pending
-	ON campaign_recipients (campaign_id, next_attempt_at)
+	ON campaign_recipients (campaign_id, next_attempt_at, id)
 	WHERE phase = 0;
 
--- What wa-reconcile and the completion check read.
+-- The rows left unknown: what wa-reconcile and the completion check read.
+-- Not on claimed_at, which every claim writes: an index on it would keep
+-- the claim off the heap-only path.
 CREATE INDEX IF NOT EXISTS campaign_recipients_unsettled
-	ON campaign_recipients (campaign_id, claimed_at)
+	ON campaign_recipients (campaign_id)
 	WHERE phase = 1;
 
 -- Who is in a campaign, once each (version 7): the uniqueness of
@@ -754,6 +813,36 @@ BEGIN
 	END IF;
 END $$;
 
+-- Whether any row of claim k is still in flight (sending). Its last row
+-- first: a claim's rows settle about in order.
+CREATE OR REPLACE FUNCTION claim_in_flight(k campaign_claims)
+RETURNS boolean LANGUAGE sql STABLE AS $$
+	SELECT EXISTS (SELECT 1 FROM campaign_recipients r
+	    WHERE r.id = k.ids[cardinality(k.ids)] AND r.status = 'sending')
+	OR EXISTS (SELECT 1 FROM campaign_recipients r
+	    WHERE r.id = ANY(k.ids) AND r.status = 'sending')
+$$;
+
+-- A campaign completed has nothing in flight: its claims go.
+CREATE OR REPLACE FUNCTION campaign_claims_end() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM campaign_claims WHERE campaign_id = NEW.id;
+	RETURN NULL;
+END
+$$;
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger
+	    WHERE tgrelid = 'campaigns'::regclass
+	    AND tgname = 'campaigns_claims_end') THEN
+		CREATE TRIGGER campaigns_claims_end
+		    AFTER UPDATE OF state ON campaigns FOR EACH ROW
+		    WHEN (NEW.state = 'completed' AND OLD.state <> 'completed')
+		    EXECUTE FUNCTION campaign_claims_end();
+	END IF;
+END $$;
+
 -- wa-claim: claims up to p_n due rows of a running campaign (starting a
 -- scheduled one whose time has come), applying
 -- the rules: a row past its expiry ends expired, one whose person opted
@@ -788,6 +877,10 @@ DECLARE
 	gp	text[];		-- their phones
 	np	text[];		-- the people a limited number newly messages
 	used	bigint;
+	from_at	timestamptz;	-- where the campaign's last claim stopped
+	from_id	bigint;
+	last_at	timestamptz;	-- and where this one stops
+	last_id	bigint;
 BEGIN
 	SELECT * INTO c FROM campaigns WHERE campaigns.id = p_campaign;
 	IF FOUND AND c.state = 'scheduled' AND c.start_at <= t THEN
@@ -803,6 +896,11 @@ BEGIN
 	END IF;
 	PERFORM pg_advisory_xact_lock(hashtext('wapipe_claim'),
 	    hashint8(p_campaign));
+	-- The campaign's claims whose rows are all settled are let go (those
+	-- of the last seconds are likely still in flight: left for later).
+	DELETE FROM campaign_claims k
+	WHERE k.campaign_id = p_campaign AND k.claimed_at < t - interval '2 s'
+	    AND NOT claim_in_flight(k);
 	IF c.expires_at <= t THEN
 		UPDATE campaign_recipients SET status = 'expired'
 		WHERE campaign_id = p_campaign AND phase = 0
@@ -817,13 +915,25 @@ BEGIN
 	    AND r.status = 'pending' AND r.next_attempt_at <= t)) THEN
 		RETURN;
 	END IF;
+	-- The rows in flight stay in the pending index (their claim changed
+	-- no indexed column), before the rows still to claim: the scan
+	-- starts after the last row the campaign's last claim took, and
+	-- from the start only when the rows after it run out (rows put back
+	-- behind it are claimed then).
+	SELECT k.last_at, k.last_id INTO from_at, from_id
+	FROM campaign_claims k WHERE k.campaign_id = p_campaign
+	ORDER BY k.claimed_at DESC LIMIT 1;
+	from_at := coalesce(from_at, '-infinity');
+	from_id := coalesce(from_id, 0);
 	-- The due rows, each with its verdict.
 	SELECT array_agg(q.id) FILTER (WHERE v = 'x'),
 	    array_agg(q.id) FILTER (WHERE v = 's'),
 	    array_agg(q.id) FILTER (WHERE v = 'w'),
-	    array_agg(q.id ORDER BY q.nat) FILTER (WHERE v = 'g'),
-	    array_agg(q.phone ORDER BY q.nat) FILTER (WHERE v = 'g')
-	INTO x, s, w, g, gp
+	    array_agg(q.id ORDER BY q.nat, q.id) FILTER (WHERE v = 'g'),
+	    array_agg(q.phone ORDER BY q.nat, q.id) FILTER (WHERE v = 'g'),
+	    (array_agg(q.nat ORDER BY q.nat DESC, q.id DESC))[1],
+	    (array_agg(q.id ORDER BY q.nat DESC, q.id DESC))[1]
+	INTO x, s, w, g, gp, last_at, last_id
 	FROM (SELECT r.id, r.phone, r.nat, CASE
 	    WHEN r.exp <= t THEN 'x'
 	    WHEN z.hit THEN 's'
@@ -834,10 +944,18 @@ BEGIN
 	    FROM (SELECT r.id, r.phone, r.next_attempt_at AS nat,
 	    least(r.expires_at, c.expires_at) AS exp,
 	    coalesce(r.tz, c.tz, 'UTC') AS zone
-	    FROM campaign_recipients r
+	    FROM ((SELECT * FROM campaign_recipients r
 	    WHERE r.campaign_id = p_campaign AND r.phase = 0
 	    AND r.status = 'pending' AND r.next_attempt_at <= t
-	    ORDER BY r.next_attempt_at LIMIT p_n) r
+	    AND (r.next_attempt_at, r.id) > (from_at, from_id)
+	    ORDER BY r.next_attempt_at, r.id LIMIT p_n)
+	    UNION ALL
+	    (SELECT * FROM campaign_recipients r
+	    WHERE r.campaign_id = p_campaign AND r.phase = 0
+	    AND r.status = 'pending' AND r.next_attempt_at <= t
+	    AND (r.next_attempt_at, r.id) <= (from_at, from_id)
+	    ORDER BY r.next_attempt_at, r.id LIMIT p_n)) r
+	    LIMIT p_n) r
 	    -- A probe of the index per row (LIMIT 1): never a hash of the
 	    -- whole list, which the planner would build for EXISTS here.
 	    LEFT JOIN LATERAL (SELECT true AS hit FROM suppressions z
@@ -907,10 +1025,15 @@ BEGIN
 		END IF;
 	END IF;
 	RETURN QUERY
-	UPDATE campaign_recipients r SET status = 'sending',
+	WITH u AS (UPDATE campaign_recipients r SET status = 'sending',
 	    attempt = r.attempt + 1, claimed_at = t, claim_token = p_token
-	WHERE r.id = ANY(g) AND r.phase = 0 AND r.status = 'pending'
-	RETURNING r.id, r.attempt, r.phone, r.template_params;
+	    WHERE r.id = ANY(g) AND r.phase = 0 AND r.status = 'pending'
+	    RETURNING r.id, r.attempt, r.phone, r.template_params),
+	k AS (INSERT INTO campaign_claims (campaign_id, claimed_at, token, ids,
+	    last_at, last_id)
+	    SELECT p_campaign, t, p_token, array_agg(u.id), last_at, last_id
+	    FROM u HAVING count(*) > 0)
+	SELECT * FROM u;
 END
 $$;
 
@@ -1387,4 +1510,4 @@ CREATE INDEX IF NOT EXISTS conversation_messages_campaign
 
 -- Last: the version this file brought the database to.
 DELETE FROM wapipe_schema;
-INSERT INTO wapipe_schema (version) VALUES (7);
+INSERT INTO wapipe_schema (version) VALUES (8);

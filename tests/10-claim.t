@@ -220,4 +220,61 @@ is "$(jq -r .id "$T/out" | tr '\n' ' ')" "$((r2 - 1)) $((r2 + 1)) " \
 is "$(sql "select status || ':' || attempt from campaign_recipients
     where id = $r2")" "suppressed:0" "the changed row keeps its change"
 
+# The claim changes no indexed column (version 8): its rows stay in
+# phase 0, each version on its page (heap-only: no index entry written),
+# and its claim is listed with the ids it took and where it stopped.
+c=$(campaign 10)
+first=$(sql "select min(id) from campaign_recipients where campaign_id = $c")
+sql "vacuum campaign_recipients" >/dev/null
+hot() {
+	sql "select n_tup_hot_upd from pg_stat_user_tables
+	    where relname = 'campaign_recipients'"
+}
+h0=$(hot)
+psql -X -q -c "select count(*) from wapipe_claim($c, 4, 41)" \
+    -c "select pg_stat_force_next_flush()" >/dev/null
+is "$(($(hot) - h0))" 4 "a claim's updates are heap-only, one per row"
+is "$(sql "select string_agg(distinct phase::text, ',') from
+    campaign_recipients where campaign_id = $c and status = 'sending'")" 0 \
+    "... its rows stay in phase 0"
+is "$(sql "select token, ids = array[$first, $first + 1, $first + 2,
+    $first + 3]::bigint[], last_id = $first + 3 from campaign_claims
+    where campaign_id = $c")" "41|t|t" \
+    "... and its claim is listed: its token, its rows, where it stopped"
+
+# The next claim starts where the last one stopped, and takes the rows
+# put back behind it once the rows after it run out: none is left out.
+sql "update campaign_recipients set status = 'pending',
+    attempt = attempt - 1 where id in ($first, $first + 1)" >/dev/null
+is "$(sql "select string_agg((id - $first)::text, ' ' order by id)
+    from wapipe_claim($c, 3, 42)")" "4 5 6" \
+    "a claim starts after the last claim's rows"
+is "$(sql "select string_agg((id - $first)::text, ' ' order by id)
+    from wapipe_claim($c, 10, 43)")" "0 1 7 8 9" \
+    "... then the rows put back behind it, once those after it run out"
+
+# A claim whose rows are all settled is let go: by the next claim of
+# its campaign once it is some seconds old, by wa-reconcile, and when
+# the campaign completes; one with a row in flight stays.
+sql "update campaign_recipients set status = 'sent' where campaign_id = $c
+    and id - $first between 4 and 6;
+    update campaign_claims set claimed_at = claimed_at - interval '1 hour'
+    where campaign_id = $c" >/dev/null
+sql "select count(*) from wapipe_claim($c, 1, 44)" >/dev/null
+is "$(sql "select string_agg(token::text, ' ' order by token)
+    from campaign_claims where campaign_id = $c")" "41 43" \
+    "a claim lets go of its campaign's older claims with no row in flight"
+sql "update campaign_recipients set status = 'failed' where campaign_id = $c
+    and id - $first between 0 and 3" >/dev/null
+wa-reconcile -c "$c" >/dev/null
+is "$(sql "select string_agg(token::text, ' ' order by token)
+    from campaign_claims where campaign_id = $c")" "43" \
+    "wa-reconcile lets go of those with no row in flight"
+sql "update campaign_recipients set status = 'sent' where campaign_id = $c
+    and status = 'sending'" >/dev/null
+wa-reconcile -c "$c" >"$T/out"
+is "$(cat "$T/out") $(sql "select count(*) from campaign_claims
+    where campaign_id = $c")" "campaign $c: completed 0" \
+    "a campaign completed keeps no claim"
+
 done_testing

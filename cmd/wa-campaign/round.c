@@ -45,8 +45,9 @@ static long long tag;		/* its claims' tokens (wa-claim --tag) */
 static const char *sweep_sql =
     "UPDATE campaign_recipients SET status = 'pending',"
     "  attempt = attempt - 1"
-    " WHERE campaign_id = $1 AND phase = 1 AND status = 'sending'"
-    "  AND claim_token BETWEEN $2 AND $3";
+    " WHERE id IN (SELECT unnest(ids) FROM campaign_claims"
+    "  WHERE campaign_id = $1 AND token BETWEEN $2 AND $3)"
+    "  AND status = 'sending' AND claim_token BETWEEN $2 AND $3";
 
 void
 args_add(struct args *a, const char *s)
