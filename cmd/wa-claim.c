@@ -7,7 +7,9 @@
  * wapipe_claim: a row past its expiry ends expired, one whose person
  * opted out suppressed, one outside its send window waits for it; a
  * number at its messaging limit, or with an urgent campaign to send,
- * claims nothing new: wa-claim says why and until when, and waits).
+ * claims nothing new: wa-claim says why and until when, and waits), and
+ * lists each claim's rows in campaign_claims, where the rows in flight
+ * are found.
  * Writes one NDJSON send request per row on stdout. A row it claimed but
  * could not write (SIGTERM or SIGINT, or its reader gone) it puts back,
  * fenced on its attempt. A scheduled campaign it waits for (without

@@ -83,9 +83,11 @@ static const char *unknown_sql =
     "  GROUP BY 1, 2"
     " ORDER BY 1";
 
-/* Claims with nothing left in flight (schema.sql: campaign_claims). */
+/* $1: campaign id or NULL. Claims with nothing left in flight. */
 static const char *claims_sql =
-    "DELETE FROM campaign_claims k WHERE NOT claim_in_flight(k)";
+    "DELETE FROM campaign_claims k"
+    " WHERE ($1::bigint IS NULL OR k.campaign_id = $1)"
+    "  AND NOT claim_in_flight(k)";
 
 /* $1: campaign id or NULL, $2: dry run. */
 static const char *complete_sql =
@@ -206,7 +208,7 @@ main(int argc, char **argv)
 		    PQgetvalue(res, i, 1), stale);
 	PQclear(res);
 	if (!dry)
-		PQclear(wa_pg_need(db, NULL, claims_sql, 0, NULL));
+		PQclear(wa_pg_need(db, NULL, claims_sql, 1, p));
 
 	p[1] = unknown;
 	res = wa_pg_need(db, NULL, unknown_sql, 3, p);

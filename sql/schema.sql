@@ -147,17 +147,18 @@ CREATE INDEX IF NOT EXISTS recipient_errors_recipient
 	ON recipient_errors (recipient_id, attempt);
 
 -- The claims in flight (version 8): one row per claim statement, its
--- campaign, its time (the claimed_at of its rows), its token (wa-claim's),
--- the ids it claimed and where its scan stopped (the next_attempt_at and
--- id of the last row it took: where the campaign's next claim starts). A claim leaves its rows in phase 0 (below), so
+-- campaign, its time (the claimed_at of its rows), its token
+-- (wa-claim's), the ids it claimed and where its scan stopped (the
+-- next_attempt_at and id of the last row it took: where the campaign's
+-- next claim starts). A claim leaves its rows in phase 0 (below), so
 -- that it changes no indexed column and writes no index entry; this
 -- table is how the rows in flight are found again (wa-claim's checks,
 -- wa-reconcile, wa-campaign run's sweep): every row sending is among
 -- the ids of a claim of its campaign (a row put back and claimed again
 -- may be among those of two). A claim whose rows are all settled is
 -- deleted by the next claim of its campaign, by wa-reconcile, and at
--- the campaign's completion. A database from before
--- gets a row for each time its rows in flight were claimed at.
+-- the campaign's completion. A database from before gets a row for
+-- each time its rows in flight were claimed at.
 DO $$
 BEGIN
 	IF to_regclass('campaign_claims') IS NULL THEN
