@@ -119,6 +119,18 @@ is "$(jq -c '[.messaging_product, .contacts[0].input, .contacts[0].wa_id,
 like "$(jq -r '.messages[0].id' "$T/out")" '^wamid\.[A-Za-z0-9+/=]{20,}$' \
     'a wamid'
 wamid1=$(jq -r '.messages[0].id' "$T/out")
+# Meta's wamids (cloud-api.md: the send's answer, the status webhooks)
+# are 58 to 62 characters for an 11-digit number: the base64 of a
+# compact struct that holds the person's WhatsApp id and an 18-digit
+# hexadecimal message id. WAL per message depends on their length.
+is "${#wamid1}" 58 'a wamid as long as Meta'"'"'s for an 11-digit number'
+is "$(printf '%s' "${wamid1#wamid.}" | base64 -d | tr -c '0-9A-F' ' ' |
+    tr -s ' ' | sed 's/^ //; s/ $//')" \
+    "15550000001 $(printf '%s' "${wamid1#wamid.}" | base64 -d |
+    tail -c 19 | head -c 18)" \
+    '... holding the wa_id and an 18-digit hexadecimal id'
+like "$(printf '%s' "${wamid1#wamid.}" | base64 -d | tail -c 19 | head -c 18)" \
+    '^[0-9A-F]{18}$' '... the id hexadecimal'
 post "$(body +15550000002)" >/dev/null
 wamid2=$(jq -r '.messages[0].id' "$T/out")
 ok 'wamids differ within a run' test "$wamid1" != "$wamid2"

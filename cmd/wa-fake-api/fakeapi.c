@@ -59,6 +59,8 @@
 #include "records/request.h"
 #include "fakeapi.h"
 #include "people.h"
+/* A wamid and its NUL: Meta's are up to 62 characters for 15 digits. */
+#define WAMID_MAX	80
 #define HREF		"/documentation/business-messaging/whatsapp/" \
 			"support/error-codes"
 
@@ -225,7 +227,7 @@ struct verdict {
 	int		 noobject;	/* 100/33: the id is no object */
 	const char	*method;
 	int64_t		 delay_ms;
-	char		 wamid[64];
+	char		 wamid[WAMID_MAX];
 	char		 wa_id[16];	/* of the person sent to */
 };
 
@@ -869,21 +871,35 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 	wa_buf_free(&b);
 }
 
-/* Under the lock: a new wamid in out (64 bytes). */
+/*
+ * Under the lock: a new wamid for a message to or from the person whose
+ * WhatsApp id is wa_id (digits) in out (WAMID_MAX bytes), of the shape
+ * and length of Meta's (cloud-api.md's examples, 58 to 62 characters):
+ * "wamid." and the base64 of a compact Thrift struct that holds wa_id
+ * and an 18-digit hexadecimal message id, here the run's and a serial.
+ */
 static void
-new_wamid(struct wa_fake *f, char *out)
+new_wamid(struct wa_fake *f, const char *wa_id, char *out)
 {
-	struct wa_buf key = { 0 };
-	unsigned char id[16];
-	int i;
+	static const char head[] = { 0x1c, 0x18 }, mid[] = { 0x15, 0x02,
+	    0x00, 0x11, 0x18, 0x12 };
+	struct wa_buf key = { 0 }, raw = { 0 };
+	size_t n = strspn(wa_id, "0123456789");
+	unsigned char c = n > 15 ? 15 : n;
 
-	memcpy(id, f->run, 8);
-	for (i = 0, f->serial++; i < 8; i++)
-		id[8 + i] = f->serial >> (56 - 8 * i);
+	f->serial++;
+	wa_buf_add(&raw, head, sizeof head);
+	wa_buf_add(&raw, (char *)&c, 1);
+	wa_buf_add(&raw, wa_id, c);
+	wa_buf_add(&raw, mid, sizeof mid);
+	wa_buf_printf(&raw, "%02X%02X%02X%02X%010llX", f->run[0], f->run[1],
+	    f->run[2], f->run[3], (unsigned long long)f->serial & 0xffffffffffULL);
+	wa_buf_add(&raw, "", 1);
 	wa_buf_puts(&key, "wamid.");
-	base64(&key, id, sizeof id);
-	snprintf(out, 64, "%s", key.s);
+	base64(&key, (unsigned char *)raw.s, raw.len);
+	snprintf(out, WAMID_MAX, "%s", key.s);
 	wa_buf_free(&key);
+	wa_buf_free(&raw);
 }
 
 /*
@@ -898,8 +914,9 @@ inbound(struct wa_fake *f, const char *pnid, const char *from,
 	struct wa_buf b = { 0 };
 	long long secs = (t + wa_unix_ms() - wa_now_ms()) / 1000;
 
-	new_wamid(f, wamid);
-	if ((from = sender(from)) != NULL) {
+	from = sender(from);
+	new_wamid(f, from != NULL ? from : "", wamid);
+	if (from != NULL) {
 		window_open(f, pnid, from, t);
 		wa_buf_puts(&b, "\"contacts\":[{\"profile\":{\"name\":"
 		    "\"Rehearsal\"},\"wa_id\":");
@@ -938,7 +955,7 @@ person(struct wa_fake *f, const struct req *q, const char *wamid,
 	    "Hi, what is this about?", "Where can I get it?" };
 	struct wa_buf b = { 0 };
 	long long secs = (t + wa_unix_ms() - wa_now_ms()) / 1000;
-	char id[64], wa_id[16];
+	char id[WAMID_MAX], wa_id[16];
 
 	if (sender(q->to) == NULL)
 		return;
@@ -952,7 +969,7 @@ person(struct wa_fake *f, const struct req *q, const char *wamid,
 		wa_hooks_add_value(f->c.hooks, t, q->pnid, b.s, b.len,
 		    WA_HOOKS_PREFERENCES);
 	} else {
-		new_wamid(f, id);
+		new_wamid(f, wa_id, id);
 		window_open(f, q->pnid, q->to, t);
 		people_message(&b, act, wa_id,
 		    wa_hooks_display_phone(f->c.hooks), wamid, id, secs, text);
@@ -993,7 +1010,7 @@ statuses(struct wa_fake *f, const struct req *q, const char *wamid,
 {
 	int64_t sent = wa_now_ms() + hook_delay(f);
 	int64_t dlv = sent + hook_delay(f), rd = dlv + hook_delay(f);
-	char other[64], cb[WA_CALLBACK_MAX + 16];
+	char other[WAMID_MAX], cb[WA_CALLBACK_MAX + 16];
 	struct req oq;
 	int read;
 
@@ -1002,7 +1019,7 @@ statuses(struct wa_fake *f, const struct req *q, const char *wamid,
 	 * wapipe, say): its status comes here, its own wamid, the same
 	 * callback data but for the deployment tag, which is its own. */
 	if (f->c.foreign_rate > 0 && unit(f) < f->c.foreign_rate) {
-		new_wamid(f, other);
+		new_wamid(f, q->to + 1, other);
 		oq = *q;
 		oq.callback = foreign_callback(q->callback, cb);
 		status(f, &oq, other, "delivered", dlv, dlv, -1);
@@ -1035,7 +1052,7 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 	struct number *num;
 	struct ent *pair = NULL, *once;
 	const char *reply = NULL;
-	char in[64];
+	char in[WAMID_MAX];
 	int64_t now = wa_now_ns(), last;
 	long fail = -1;
 	double r, sum;
@@ -1117,8 +1134,8 @@ decide(struct wa_fake *f, const struct req *q, struct verdict *v)
 		pair->t = now;
 	}
 	throughput_take(f, num, now);
-	new_wamid(f, v->wamid);
 	people_wa_id(q->to + 1, f->c.old_br, v->wa_id);
+	new_wamid(f, v->wa_id, v->wamid);
 	if (f->c.hooks != NULL) {
 		last = statuses(f, q, v->wamid, fail, &dlv);
 		if (reply != NULL)
