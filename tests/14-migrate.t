@@ -184,7 +184,7 @@ is "$(PGDATABASE=v7 sql "select string_agg(distinct phase::text, ',')
 
 # Version 8, with rows in every phase: upgraded to 9, status_at and
 # status (what a status changes) made again after every other column but
-# phase, each row's status, time, phase and wamid kept, its check and
+# phase, the wamid index made on the wamid's key, each row's status, time, phase and wamid kept, its check and
 # default kept, the indexes on phase made again.
 sql "create database v8" >/dev/null
 git -C "$TOP" show "62cd323:sql/schema.sql" >"$T/v8.sql"
@@ -219,6 +219,15 @@ is "$?" 1 "... and the check on status holds"
 is "$(PGDATABASE=v8 sql "select count(*) from pg_indexes where tablename =
     'campaign_recipients' and indexdef like '%phase%'")" 2 \
     "... the pending and unsettled indexes made again"
+is "$(PGDATABASE=v8 sql "select (indexdef like '%wamid_key(wamid)%')::text
+    || (select count(*) from campaign_recipients
+    where wamid_key(wamid) = wamid_key('wamid.v8-3') and wamid = 'wamid.v8-3')
+    from pg_indexes where indexname = 'campaign_recipients_wamid'")" true1 \
+    "... the wamid index made again on the wamid's key, which finds the row"
+like "$(PGDATABASE=v8 sql "set enable_seqscan = off; explain select id
+    from campaign_recipients c where wamid_key(c.wamid) = wamid_key('w')
+    and c.wamid = 'w'")" "Index Scan using campaign_recipients_wamid" \
+    "... and serves a lookup by wamid as statusdb.c writes it"
 PGDATABASE=v8 wa-reconcile --stale-after 0 >"$T/out" 2>&1
 like "$(cat "$T/out")" "campaign $c8: moved 1 rows from sending" \
     "... and wa-reconcile finds the row in flight"

@@ -71,6 +71,13 @@
  * would be written once more: Meta puts the pricing on one of delivered
  * and read as well, and a message is charged when delivered.
  */
+/*
+ * Row c is the one whose wamid is w: through the index on its key
+ * (sql/schema.sql's wamid_key), then the wamid itself.
+ */
+#define BY_WAMID(c, w) \
+    "wamid_key(" c ".wamid) = wamid_key(" w ") AND " c ".wamid = " w
+
 #define UPDATE_M \
     " m AS (SELECT DISTINCT ON (id) id, wamid, status, at, code, title," \
     "   class, coalesce(pricing, max(pricing) OVER (PARTITION BY id))" \
@@ -78,7 +85,7 @@
     "  ORDER BY id, status_rank(status) DESC, at)," \
     " upd AS (UPDATE campaign_recipients r SET status = m.status," \
     "   wamid = CASE WHEN r.wamid IS NULL AND NOT EXISTS (SELECT 1" \
-    "     FROM campaign_recipients x WHERE x.wamid = m.wamid)" \
+    "     FROM campaign_recipients x WHERE " BY_WAMID("x", "m.wamid") ")" \
     "    THEN m.wamid ELSE r.wamid END," \
     "   status_at = coalesce(m.at, now())," \
     "   error_code = CASE WHEN m.status = 'failed' THEN m.code END," \
@@ -146,7 +153,7 @@
     "   i.media_id, i.context, i.at, i.raw, r.campaign_id, r.id FROM i" \
     "  LEFT JOIN LATERAL (SELECT * FROM (SELECT 0 AS o, true AS own," \
     "    c.id, c.campaign_id, NULL::timestamptz AS t" \
-    "    FROM campaign_recipients c WHERE c.wamid = i.context" \
+    "    FROM campaign_recipients c WHERE " BY_WAMID("c", "i.context") \
     "    UNION ALL SELECT 1, g.phone_number_id IS NOT DISTINCT FROM" \
     "    i.pnid, c.id, c.campaign_id, greatest(c.status_at, c.claimed_at)" \
     "    FROM (SELECT p.recipient_id AS id FROM campaign_phones p" \
@@ -320,7 +327,8 @@ static const char *apply_sql =
     /* The wamid's row looked up only when the named row is not it:
      * the usual status (its row named and holding it) costs one probe. */
     "  LEFT JOIN LATERAL (SELECT x.id, x.phone FROM campaign_recipients x"
-    "   WHERE x.wamid = b0.wamid AND c.wamid IS DISTINCT FROM b0.wamid"
+    "   WHERE " BY_WAMID("x", "b0.wamid")
+    "    AND c.wamid IS DISTINCT FROM b0.wamid"
     "   LIMIT 1) w ON true),"
     " m0 AS (SELECT id, wamid, status, at, code, title, class, pricing"
     "  FROM b WHERE id IS NOT NULL),"
@@ -404,7 +412,8 @@ static const char *retry_sql =
     "WITH cls AS (SELECT * FROM unnest($2::integer[], $3::text[])"
     "   AS x(code, class)),"
     " old AS (SELECT u.wamid, u.status, coalesce((SELECT c.id"
-    "   FROM campaign_recipients c WHERE c.wamid = u.wamid LIMIT 1),"
+    "   FROM campaign_recipients c WHERE " BY_WAMID("c", "u.wamid")
+    "   LIMIT 1),"
     "   (SELECT c.id FROM campaign_recipients c WHERE c.id = u.recipient_id"
     "   AND " OURS("u.attempt", "u.status", "c") ")) AS id"
     "  FROM unmatched_statuses u"
