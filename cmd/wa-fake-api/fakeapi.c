@@ -893,7 +893,8 @@ new_wamid(struct wa_fake *f, const char *wa_id, char *out)
 	wa_buf_add(&raw, wa_id, c);
 	wa_buf_add(&raw, mid, sizeof mid);
 	wa_buf_printf(&raw, "%02X%02X%02X%02X%010llX", f->run[0], f->run[1],
-	    f->run[2], f->run[3], (unsigned long long)f->serial & 0xffffffffffULL);
+	    f->run[2], f->run[3],
+	    (unsigned long long)f->serial & 0xffffffffffULL);
 	wa_buf_add(&raw, "", 1);
 	wa_buf_puts(&key, "wamid.");
 	base64(&key, (unsigned char *)raw.s, raw.len);

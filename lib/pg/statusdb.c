@@ -57,6 +57,13 @@
 #include "pg/statusdb.h"
 
 /*
+ * Row c is the one whose wamid is w: through the index on its key
+ * (sql/schema.sql's wamid_key), then the wamid itself.
+ */
+#define BY_WAMID(c, w) \
+    "wamid_key(" c ".wamid) = wamid_key(" w ") AND " c ".wamid = " w
+
+/*
  * The update both statements end with, from m0(id, wamid, status, at,
  * code, title, class, pricing). A row without a wamid takes the status's:
  * a send whose answer was lost, or whose result died with its wa-send or
@@ -71,13 +78,6 @@
  * would be written once more: Meta puts the pricing on one of delivered
  * and read as well, and a message is charged when delivered.
  */
-/*
- * Row c is the one whose wamid is w: through the index on its key
- * (sql/schema.sql's wamid_key), then the wamid itself.
- */
-#define BY_WAMID(c, w) \
-    "wamid_key(" c ".wamid) = wamid_key(" w ") AND " c ".wamid = " w
-
 #define UPDATE_M \
     " m AS (SELECT DISTINCT ON (id) id, wamid, status, at, code, title," \
     "   class, coalesce(pricing, max(pricing) OVER (PARTITION BY id))" \
