@@ -182,14 +182,18 @@ BEGIN
 END $$;
 
 -- The columns a status changes come last (version 9): status_at, then
--- status, after every column but phase (made below, from status). Of an
--- update that stays on its page, Postgres logs the new version's bytes
--- from the first that differs to the last, so a status (sent, delivered,
--- read) logs these two and not the wamid and times that stood between
--- them: measured, paced with the statuses, 75 bytes of WAL a message
--- fewer (bench/RESULTS.md). A database from before has the two made
--- again at the end, with their values, check and default: one update
--- of each row; the table is rewritten when phase is made again.
+-- status, after the wamid, the times and the errors; after them only
+-- phase (made below, from status) and the columns added since version
+-- 1 (pricing, which a status may set, among them; a database from
+-- before has those first). Of an update that stays on its page,
+-- Postgres logs the new version's bytes from the first that differs to
+-- the last, so a status (delivered, read) logs these and not the wamid
+-- and times that stood between them: measured, paced with the
+-- statuses, 75 bytes of WAL a message fewer (bench/RESULTS.md). A
+-- database from before has the two made again at the end, with their
+-- values, check and default: one update of each row; the table is
+-- rewritten when phase is made again. On a new one the same runs on
+-- the empty table.
 DO $$
 DECLARE
 	r	regclass := 'campaign_recipients';
