@@ -59,7 +59,7 @@
 #include "records/request.h"
 #include "fakeapi.h"
 #include "people.h"
-/* A wamid and its NUL: Meta's are up to 62 characters for 15 digits. */
+/* A wamid and its NUL: 58 characters for 11 digits, 66 for 15. */
 #define WAMID_MAX	80
 #define HREF		"/documentation/business-messaging/whatsapp/" \
 			"support/error-codes"
@@ -874,7 +874,8 @@ status(struct wa_fake *f, const struct req *q, const char *wamid,
 /*
  * Under the lock: a new wamid for a message to or from the person whose
  * WhatsApp id is wa_id (digits) in out (WAMID_MAX bytes), of the shape
- * and length of Meta's (cloud-api.md's examples, 58 to 62 characters):
+ * and length of Meta's (cloud-api.md's examples: 58 characters for 11
+ * digits, 62 for 13):
  * "wamid." and the base64 of a compact Thrift struct that holds wa_id
  * and an 18-digit hexadecimal message id, here the run's and a serial.
  */
