@@ -136,23 +136,26 @@ claim_update() {
 	    LIMIT $2 FOR UPDATE SKIP LOCKED)) AND c.id = r.campaign_id
 	    AND c.state = 'running'"
 }
+# WAMID_AWK: awk's wamid(prefix, id), the wamid of the message to row
+# id in these benchmarks: prefix and id reversed, padded with zeros to
+# 58 characters, the length of Meta's for an 11-digit number
+# (cloud-api.md; the WAL of a message depends on it), in no order (Meta's
+# begin with the number), as the index takes them.
+WAMID_AWK='function wamid(p, n,  i, r) { r = p
+    for (i = length(n); i > 0; i--) r = r substr(n, i, 1)
+    while (length(r) < 58) r = r "0"; return r }'
 # sent_results FILE [WAMID]: for each send request in FILE (as wa-claim
 # writes them), the result wa-send would write had the API accepted it:
-# wamid WAMID (default wamid.HBgL) followed by the row's id reversed and
-# padded with zeros to 58 characters: the length of Meta's for an
-# 11-digit number (cloud-api.md; the WAL of a message depends on it), in
-# no order (Meta's begin with the number), as the index takes them.
+# wamid(WAMID, id), WAMID by default wamid.HBgL.
 sent_results() {
-	jq -c --arg w "${2:-wamid.HBgL}" '{id, attempt, result: {outcome:
-	    "sent", wamid: ($w + ((.id | tostring | explode | reverse |
-	    implode) + ([range(58 - ($w | length) - (.id | tostring |
-	    length))] | map("0") | join("")))), http_status: 200,
-	    latency_ms: 200}}' "$1"
+	jq -r '"\(.id) \(.attempt)"' "$1" | awk -v w="${2:-wamid.HBgL}" \
+	    "$WAMID_AWK"' { printf "{\"id\":%s,\"attempt\":%s,\"result\":" \
+	    "{\"outcome\":\"sent\",\"wamid\":\"%s\",\"http_status\":200," \
+	    "\"latency_ms\":200}}\n", $1, $2, wamid(w, $1) }'
 }
 # spool_statuses WAMID ENTRY [wrap]: lines "ID STATUS" on standard input
 # as webhook bodies, one a line as wa-webhook spools them, 100 statuses
-# each: entry ENTRY; each status of message WAMID followed by ID (as
-# sent_results: reversed, padded to 58 characters), at
+# each: entry ENTRY; each status of message wamid(WAMID, ID), at
 # 1750000000 + its line number, from +1555 and ID in seven digits (with
 # "wrap", ID's last seven: ids past 9,999,999), callback wapipe:ID:1.
 # With PRICING=1, a sent and a delivered status carry the pricing object
@@ -160,15 +163,12 @@ sent_results() {
 # USER_IDS=1, every status carries the person's recipient_user_id (a
 # BSUID, US. and ID), as the BSUID page says Meta's do.
 spool_statuses() {
-	awk -v wamid="$1" -v entry="$2" -v wrap="${3:-}" \
-	    -v pricing="${PRICING:-}" -v uids="${USER_IDS:-}" '
-	function rev(n, w,  r) { r = ""; while (length(r) < length(n))
-	  r = r substr(n, length(n) - length(r), 1)
-	  while (length(r) < w) r = r "0"; return r }
+	awk -v w="$1" -v entry="$2" -v wrap="${3:-}" \
+	    -v pricing="${PRICING:-}" -v uids="${USER_IDS:-}" "$WAMID_AWK"'
 	function flush() { if (k) printf "%s]},\"field\":\"messages\"}]}]}\n", b; k = 0 }
 	{ if (k == 0) b = "{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"" entry "\",\"changes\":[{\"value\":{\"messaging_product\":\"whatsapp\",\"metadata\":{\"display_phone_number\":\"15550783881\",\"phone_number_id\":\"106540352242922\"},\"statuses\":["
 	  else b = b ","
-	  b = b sprintf("{\"id\":\"%s%s\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", wamid, rev($1, 58 - length(wamid)), $2, 1750000000 + NR, wrap == "" ? $1 : $1 % 10000000, $1)
+	  b = b sprintf("{\"id\":\"%s\",\"status\":\"%s\",\"timestamp\":\"%d\",\"recipient_id\":\"1555%07d\",\"biz_opaque_callback_data\":\"wapipe:%d:1\"}", wamid(w, $1), $2, 1750000000 + NR, wrap == "" ? $1 : $1 % 10000000, $1)
 	  if (pricing != "" && $2 != "read")
 		b = substr(b, 1, length(b) - 1) ",\"pricing\":{\"billable\":true,\"pricing_model\":\"PMP\",\"category\":\"marketing\",\"type\":\"regular\"}}"
 	  if (uids != "")
