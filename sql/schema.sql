@@ -542,8 +542,13 @@ BEGIN
 	    WHERE conrelid = 'campaign_recipients'::regclass
 	    AND conname = 'campaign_recipients_status_check'
 	    AND pg_get_constraintdef(oid) LIKE '%expired%') THEN
-		ALTER TABLE campaign_recipients
-		    DROP CONSTRAINT IF EXISTS campaign_recipients_status_check;
+		-- None on a new table: the version-9 move dropped it.
+		IF EXISTS (SELECT 1 FROM pg_constraint
+		    WHERE conrelid = 'campaign_recipients'::regclass
+		    AND conname = 'campaign_recipients_status_check') THEN
+			ALTER TABLE campaign_recipients
+			    DROP CONSTRAINT campaign_recipients_status_check;
+		END IF;
 		ALTER TABLE campaign_recipients
 		    ADD CONSTRAINT campaign_recipients_status_check
 		    CHECK (status IN ('pending', 'sending', 'unknown', 'sent',
