@@ -42,6 +42,7 @@ RATE=${RATE:-1000}
 SECS=${SECS:-20}
 if [ -n "${PROFILE:-}" ]; then
 	PG_OPTIONS="${PG_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements"
+	PG_OPTIONS="$PG_OPTIONS -c pg_stat_statements.track_planning=on"
 	export PG_OPTIONS
 fi
 # shellcheck source=bench/lib.sh
@@ -154,12 +155,15 @@ report() {
 	rm -f "$T"/time.*
 }
 # profile N: with PROFILE=1 (pg_stat_statements loaded), the statements
-# by total time: time and WAL per message.
+# by total time: time (of which planning) and WAL per message.
 profile() {
-	sql "select round(total_exec_time::numeric * 1000 / $1, 1) || ' us/msg '
-	    || round(wal_bytes / $1) || ' WAL B/msg ' || calls || ' calls '
-	    || rows || ' rows: ' || left(regexp_replace(query, '\s+', ' ',
-	    'g'), 60) from pg_stat_statements order by total_exec_time desc
+	sql "select round((total_exec_time + total_plan_time)::numeric * 1000
+	    / $1, 1) || ' us/msg (plan ' || round(total_plan_time::numeric *
+	    1000 / $1, 1) || ') ' || round(wal_bytes / $1) || ' WAL B/msg '
+	    || calls || ' calls ' || rows || ' rows: ' ||
+	    left(regexp_replace(query, '\s+', ' ', 'g'), 60)
+	    from pg_stat_statements
+	    order by total_exec_time + total_plan_time desc
 	    limit 6" | sed 's/^/    /'
 }
 # pipeline CAMPAIGN RATE: the four stages, timed; RATE 0 = no throttle

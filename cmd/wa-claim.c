@@ -111,7 +111,7 @@ static struct {
 	const char	*conninfo;
 	long long	 tag;		/* the first token of its block */
 	int		 tagged;	/* --tag given */
-} opt = { NULL, 100, 0, 0, 1000, 32768, WA_PG_TIMEOUT, NULL, 0, 0 };
+} opt = { NULL, 1000, 0, 0, 1000, 32768, WA_PG_TIMEOUT, NULL, 0, 0 };
 
 #define EX_CANCELLED EX_NOPERM	/* 77: sending is no longer allowed */
 
@@ -120,6 +120,7 @@ static int said;		/* what it said it waits for, since a claim */
 static int said_when;	/* said once that the campaign waits for its time */
 static struct wa_buf head;	/* `{"id":` ... the part every row shares */
 static int nonblock;		/* stdout was made non-blocking */
+static size_t written;		/* bytes written to stdout so far */
 static struct wa_metric *rows_total, *claims_total, *claim_seconds;
 
 static void
@@ -291,6 +292,48 @@ putback(PGresult *res, int i)
 }
 
 /*
+ * A pipe holds about HOLD_MS of its reader's pace, from --pipe-size up
+ * to PIPE_MAX: a fast reader (flat out, or many lines a second) gets
+ * larger claims, fewer a second, as Postgres spends most of a small
+ * claim on the statement, not its rows; a slow one keeps the small
+ * pipe. Either way a reader that stops leaves at most a pipe's worth of
+ * rows sending, and a stop drains within about HOLD_MS. The pace is what
+ * the reader took (taken: bytes so far) over at least HOLD_MS, or
+ * sooner once that is more than the pipe holds: never a burst of what
+ * was in it. The pipe grows, never shrinks. Grows *capacity (1) or
+ * leaves it (0).
+ */
+#define HOLD_MS 250
+#define PIPE_MAX (1 << 20)
+
+static int
+grow(long long *capacity, long long taken)
+{
+	static int64_t since;
+	static long long from;
+	int64_t now = wa_now_ms();
+	long long size = *capacity, took = taken - from;
+	int got;
+
+	if (since == 0)
+		since = now;
+	if (now - since < HOLD_MS && took <= *capacity)
+		return 0;
+	took = took * HOLD_MS / (now > since ? now - since : 1);
+	since = now;
+	from = taken;
+	if (!opt.pipe_size)
+		return 0;
+	while (size < took && size < PIPE_MAX)
+		size *= 2;
+	if (size == *capacity || (got = fcntl(STDOUT_FILENO, F_SETPIPE_SZ,
+	    (int)size)) <= *capacity)
+		return 0;
+	*capacity = got;
+	return 1;
+}
+
+/*
  * How many rows the output takes now: all of a batch when it is not a
  * pipe; else, once the pipe has room for a fair batch (the batch, or half
  * the pipe), as many average lines as fit. A pipe is writable again as
@@ -298,20 +341,20 @@ putback(PGresult *res, int i)
  * each time costs Postgres 2.4 times the CPU per row of batches of 500
  * (bench/RESULTS.md), so while the reader is still busy with what the
  * pipe holds we look again after 2 ms, then less often (up to every 50
- * ms) for a slow reader. 0 when a signal came, -1 when the reader has
- * gone.
+ * ms) for a slow reader. The pipe grows to hold HOLD_MS of the reader's
+ * pace (grow). 0 when a signal came, -1 when the reader has gone.
  */
 static long long
-room(long long capacity, size_t avg)
+room(long long *capacity, size_t avg)
 {
 	struct pollfd pfd = { STDOUT_FILENO, POLLOUT, 0 };
-	int queued;
+	int queued = 0;
 	long long n, want;
 	int ms = 2;
 
-	if (capacity == 0)
+	if (*capacity == 0)
 		return opt.batch;
-	want = capacity / 2 / (long long)avg;
+	want = *capacity / 2 / (long long)avg;
 	if (want > opt.batch)
 		want = opt.batch;
 	for (;;) {
@@ -322,13 +365,15 @@ room(long long capacity, size_t avg)
 			return -1;
 		queued = 0;
 		ioctl(STDOUT_FILENO, FIONREAD, &queued);
-		n = (capacity - queued) / (long long)avg;
+		n = (*capacity - queued) / (long long)avg;
 		if (n >= want || queued == 0)
 			break;
 		if (wa_sleep_ms(ms) < 0 && wa_stopping)
 			return 0;
 		ms = ms < 25 ? ms * 2 : 50;
 	}
+	if (grow(capacity, (long long)written - queued))
+		n = (*capacity - queued) / (long long)avg;
 	return n < 1 ? 1 : n < opt.batch ? n : opt.batch;
 }
 
@@ -573,7 +618,7 @@ main(int argc, char **argv)
 			status = EX_TEMPFAIL;
 			break;
 		}
-		if ((n = room(capacity, avg)) <= 0) {
+		if ((n = room(&capacity, avg)) <= 0) {
 			status = n < 0 ? EX_IOERR : EX_TEMPFAIL;
 			break;
 		}
@@ -594,6 +639,7 @@ main(int argc, char **argv)
 			ends[i] = out.len;
 		}
 		done = emit(out.s, out.len, ends, rows, &gone);
+		written += done;
 		for (i = 0; i < rows && ends[i] <= done; i++)
 			;
 		if (i < rows)

@@ -121,6 +121,22 @@ wait "$claimer"
 is "$?" 75 "SIGTERM stops wa-claim, exit 75: not completed"
 exec 3<&-
 
+# The pipe grows with its reader's pace (250 ms of it, up to 1 MiB), so a
+# fast reader gets large claims: 20,000 rows in claims of half a 32 KiB
+# pipe (81 rows) would take 247 statements.
+c=$(campaign 20000)
+wa-claim -c "$c" --once --metrics "$T/fast" 2>/dev/null | cat >/dev/null
+n=$(awk '/^wa_claim_statements_total/ { n = $2 } END { print n + 0 }' \
+    "$T/fast")
+ok "a fast reader gets large claims ($n statements for 20000 rows)" \
+    test "$n" -gt 0 -a "$n" -lt 100
+# A slow reader (100 lines a second at most) keeps the pipe as it was.
+c=$(campaign 2000)
+size=$(wa-claim -c "$c" 2>/dev/null | perl -e 'use Time::HiRes "sleep";
+    while (<STDIN>) { sleep 0.01; last if $. >= 300 }
+    print fcntl(STDIN, 1032, 0)')
+is "$size" 32768 "a slow reader keeps the pipe at 32 KiB"
+
 # Rows only sending (the tail of every run): wa-claim polls, stoppable.
 c=$(campaign 3)
 wa-claim -c "$c" --once >/dev/null 2>&1
