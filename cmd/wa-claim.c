@@ -300,13 +300,13 @@ putback(PGresult *res, int i)
  * rows sending, and a stop drains within about HOLD_MS. The pace is what
  * the reader took (taken: bytes so far) over at least HOLD_MS, or
  * sooner once that is more than the pipe holds: never a burst of what
- * was in it. The pipe grows, never shrinks. Grows *capacity (1) or
- * leaves it (0).
+ * was in it. The pipe grows, never shrinks (not at all with
+ * --pipe-size 0).
  */
 #define HOLD_MS 250
 #define PIPE_MAX (1 << 20)
 
-static int
+static void
 grow(long long *capacity, long long taken)
 {
 	static int64_t since;
@@ -315,22 +315,20 @@ grow(long long *capacity, long long taken)
 	long long size = *capacity, took = taken - from;
 	int got;
 
+	if (opt.pipe_size == 0)
+		return;
 	if (since == 0)
 		since = now;
 	if (now - since < HOLD_MS && took <= *capacity)
-		return 0;
+		return;
 	took = took * HOLD_MS / (now > since ? now - since : 1);
 	since = now;
 	from = taken;
-	if (!opt.pipe_size)
-		return 0;
 	while (size < took && size < PIPE_MAX)
 		size *= 2;
-	if (size == *capacity || (got = fcntl(STDOUT_FILENO, F_SETPIPE_SZ,
-	    (int)size)) <= *capacity)
-		return 0;
-	*capacity = got;
-	return 1;
+	if (size > *capacity && (got = fcntl(STDOUT_FILENO, F_SETPIPE_SZ,
+	    (int)size)) > *capacity)
+		*capacity = got;
 }
 
 /*
@@ -372,8 +370,8 @@ room(long long *capacity, size_t avg)
 			return 0;
 		ms = ms < 25 ? ms * 2 : 50;
 	}
-	if (grow(capacity, (long long)written - queued))
-		n = (*capacity - queued) / (long long)avg;
+	grow(capacity, (long long)written - queued);
+	n = (*capacity - queued) / (long long)avg;
 	return n < 1 ? 1 : n < opt.batch ? n : opt.batch;
 }
 

@@ -537,15 +537,15 @@ $$;
 -- Two final states of their own: never sent because the person opted
 -- out (suppressions), or because the row's time ran out (expires_at).
 DO $$
+DECLARE
+	def	text;
 BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_constraint
-	    WHERE conrelid = 'campaign_recipients'::regclass
-	    AND conname = 'campaign_recipients_status_check'
-	    AND pg_get_constraintdef(oid) LIKE '%expired%') THEN
+	SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint
+	WHERE conrelid = 'campaign_recipients'::regclass
+	    AND conname = 'campaign_recipients_status_check';
+	IF def IS NULL OR def NOT LIKE '%expired%' THEN
 		-- None on a new table: the version-9 move dropped it.
-		IF EXISTS (SELECT 1 FROM pg_constraint
-		    WHERE conrelid = 'campaign_recipients'::regclass
-		    AND conname = 'campaign_recipients_status_check') THEN
+		IF def IS NOT NULL THEN
 			ALTER TABLE campaign_recipients
 			    DROP CONSTRAINT campaign_recipients_status_check;
 		END IF;
