@@ -72,30 +72,31 @@ front_end() {
 	: >"$TLS_LOG"
 }
 
-# pgsnap FILE: the cluster's CPU by kind of process, in clock ticks:
-# each background process by name, and "backends": the live clients'
-# with the ended ones' (and the autovacuum workers' and the postmaster's
-# own), in one sum, since a backend live at one snapshot may have ended
-# by the next (apart, its CPU before the first would count as spent
-# between them).
+# pgsnap FILE: the cluster's CPU by kind of process, in clock ticks
+# (bench/lib.sh's pgprocs): each of the processes that live as long as
+# the cluster by name, and "backends": every other (clients' backends,
+# autovacuum and parallel workers, wal senders), live or ended, with the
+# postmaster's own, in one sum, since one live at a snapshot may have
+# ended by the next (counted apart, its CPU before the first would count
+# as spent between them).
 pgsnap() {
-	pm=$(head -1 "$PGDATA/postmaster.pid")
-	{
-		echo "backends $(ticks "$pm" all)"
-		for p in $(pgrep -P "$pm"); do
-			# (a backend may end between pgrep and here)
-			k=$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null |
-			    sed 's/^postgres: //; s/ *$//')
-			case $k in
-			*"[local]"*|*"postgres postgres"*) k=backends ;;
-			esac
-			echo "$(echo "$k" | tr ' ' _) $(ticks "$p")"
-		done
-	} >"$1"
+	pgprocs | while read -r k t; do
+		case $k in
+		checkpointer|background_writer|walwriter|archiver*|\
+		autovacuum_launcher|logical_replication_launcher|\
+		startup*|walreceiver*) ;;
+		*) k=backends ;;
+		esac
+		echo "$k $t"
+	done >"$1"
 	if [ -n "${WALDUMP:-}" ]; then
 		sql "select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd,
 		    n_tup_del from pg_stat_user_tables" | tr '|' ' ' >"$1.rows"
 	fi
+}
+# pgsum FILE: the whole of a pgsnap, in clock ticks.
+pgsum() {
+	awk '{ t += $2 } END { print t }' "$1"
 }
 # pgdiff N: what each kind of process spent per message between the
 # snapshots $T/pg.0 and $T/pg.1.
@@ -196,12 +197,12 @@ flat() {
 	[ -n "${PROFILE:-}" ] && sql "create extension if not exists
 	    pg_stat_statements; select pg_stat_statements_reset()" >/dev/null
 	pgsnap "$T/pg.0"
-	w0=$(lsn) pg0=$(pgticks) fk0=$(ticks "$FAKE_PID")
+	w0=$(lsn) pg0=$(pgsum "$T/pg.0") fk0=$(ticks "$FAKE_PID")
 	s=$(now)
 	pipeline "$c" 0
 	t=$(secs "$s")
 	pgsnap "$T/pg.1"
-	w1=$(lsn) pg1=$(pgticks) fk1=$(ticks "$FAKE_PID")
+	w1=$(lsn) pg1=$(pgsum "$T/pg.1") fk1=$(ticks "$FAKE_PID")
 	front_end
 	front
 	n=$(sql "select count(*) from campaign_recipients
@@ -264,7 +265,7 @@ webhooks() {
 	    pg_stat_statements; select pg_stat_statements_reset()" >/dev/null
 	total=$((per * $1))
 	pgsnap "$T/pg.0"
-	w0=$(lsn) pg0=$(pgticks) fk0=$(ticks "$FAKE_PID")
+	w0=$(lsn) pg0=$(pgsum "$T/pg.0") fk0=$(ticks "$FAKE_PID")
 	wh0=$(ticks "$wh") in0=$(ticks "$in")
 	s=$(now)
 	pids=
@@ -300,7 +301,7 @@ webhooks() {
 	wait_for 300 settled || bail "statuses not applied: $(tail -3 "$T/err")"
 	lag=$(secs "$sent")
 	pgsnap "$T/pg.1"
-	w1=$(lsn) pg1=$(pgticks) fk1=$(ticks "$FAKE_PID")
+	w1=$(lsn) pg1=$(pgsum "$T/pg.1") fk1=$(ticks "$FAKE_PID")
 	wht=$(($(ticks "$wh") - wh0)) int=$(($(ticks "$in") - in0))
 	front_end
 	cp "/proc/$wh/status" "$T/wh.status"

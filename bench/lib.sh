@@ -61,15 +61,35 @@ ticks() {
 	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
 	    2>/dev/null || echo 0
 }
-# pgticks: every process of the cluster (the postmaster with its reaped
-# children, and its live children), in clock ticks.
-pgticks() {
+# pgprocs: the cluster's processes and their CPU in clock ticks, a line
+# each: "reaped" (the postmaster's own, with its reaped children's), then
+# each live child's command line (without "postgres: ", spaces made _).
+# Taken again while a child was reaped as it was taken: read after the
+# postmaster's count and gone before its own, its CPU would be in
+# neither (a backend whose client had just left made a second's CPU
+# vanish from a snapshot).
+pgprocs() {
 	pm=$(head -1 "$PGDATA/postmaster.pid")
-	t=$(ticks "$pm" all)
-	for p in $(pgrep -P "$pm"); do
-		t=$((t + $(ticks "$p")))
+	while :; do
+		before=$(pgrep -P "$pm")
+		out=$(echo "reaped $(ticks "$pm" all)"
+		    for p in $before; do
+			k=$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null |
+			    sed 's/^postgres: //; s/ *$//' | tr ' ' _)
+			echo "${k:-ended} $(ticks "$p")"
+		    done)
+		after=" $(echo $(pgrep -P "$pm")) "
+		gone=
+		for p in $before; do
+			case $after in *" $p "*) ;; *) gone=1 ;; esac
+		done
+		[ -z "$gone" ] && break
 	done
-	echo "$t"
+	echo "$out"
+}
+# pgticks: every process of the cluster, in clock ticks.
+pgticks() {
+	pgprocs | awk '{ t += $NF } END { print t }'
 }
 
 # WAL.
