@@ -99,24 +99,26 @@ is "$(sql "select attempt || ' ' || code from recipient_errors
 like "$(wa-campaign status "$c")" "every attempt's errors:
   131056 +1  pair rate limit" "status shows it"
 
-# A batch Postgres refuses for one line (a wamid given to two rows): the
-# rest is applied, that line rejected with its number.
+# A batch Postgres refuses for one line: the rest is applied, that line
+# rejected with its number. (Every value is checked where it enters, so
+# a constraint of the test's stands in for what Postgres may refuse.)
 c=$(campaign 6)
 first=$(sql "select min(id) from campaign_recipients where campaign_id = $c")
 claim
+sql "alter table campaign_recipients add constraint not_d4 check
+    (wamid is distinct from 'wamid.D4')" >/dev/null
 for i in 0 1 2 3 4 5; do
-	w=wamid.D$i
-	[ "$i" = 4 ] && w=wamid.D1
-	result $((first + i)) 1 sent "\"wamid\":\"$w\""
+	result $((first + i)) 1 sent "\"wamid\":\"wamid.D$i\""
 done >"$T/in"
 wa-record --reject "$T/rej" <"$T/in" >"$T/out" 2>"$T/err"
 is "$?" 65 "a refused line makes the exit status 65"
-like "$(cat "$T/err")" '<stdin>:5: postgres refused this result: .*duplicate key' \
+like "$(cat "$T/err")" '<stdin>:5: postgres refused this result: .*not_d4' \
     "the line is named, with Postgres's reason"
 is "$(cat "$T/rej")" "$(sed -n 5p "$T/in")" "and kept in --reject"
 is "$(sql "select count(*) from campaign_recipients where campaign_id = $c
     and status = 'sent'")" 5 "every other line is applied"
 is "$(grep -c '' "$T/out")" 5 "and echoed"
+sql "alter table campaign_recipients drop constraint not_d4" >/dev/null
 
 # Postgres gone past --pg-timeout: exit 69, every result kept on disk,
 # applied by the next wa-record before its own input.

@@ -18,8 +18,8 @@ version() { sql "select max(version) from wapipe_schema"; }
 sql "create database empty" >/dev/null
 PGDATABASE=empty wa-campaign migrate >"$T/out" 2>"$T/err"
 is "$?" 0 "an empty database: migrate exits 0"
-is "$(cat "$T/out")" "schema version 0: upgraded to 9" "... saying so"
-is "$(PGDATABASE=empty version)" 9 "... and records version 9"
+is "$(cat "$T/out")" "schema version 0: upgraded to 10" "... saying so"
+is "$(PGDATABASE=empty version)" 10 "... and records version 10"
 
 # 0.1.0, with a campaign half done.
 psql -X -q -v ON_ERROR_STOP=1 -f "$T/old.sql" >/dev/null
@@ -34,8 +34,8 @@ before=$(sql "select md5(string_agg(id || status || attempt ||
 
 wa-campaign migrate >"$T/out" 2>"$T/err"
 is "$?" 0 "0.1.0: migrate exits 0"
-is "$(cat "$T/out")" "schema version 1: upgraded to 9" "from version 1 to 9"
-is "$(version)" 9 "the version is recorded"
+is "$(cat "$T/out")" "schema version 1: upgraded to 10" "from version 1 to 10"
+is "$(version)" 10 "the version is recorded"
 is "$(sql "select md5(string_agg(id || status || attempt ||
     coalesce(wamid, '') || coalesce(error_code::text, ''), ',' order by id))
     from campaign_recipients")" "$before" "every row is kept as it was"
@@ -46,7 +46,7 @@ is "$(sql "select outage_results from campaigns where id = $c")" 0 \
 
 wa-campaign migrate >"$T/out" 2>&1
 is "$?" 0 "migrate again: exits 0"
-is "$(cat "$T/out")" "schema version 9: up to date" "... changing nothing"
+is "$(cat "$T/out")" "schema version 10: up to date" "... changing nothing"
 
 # A campaign runs on the upgraded database to its end.
 fake_start --rate 0
@@ -59,15 +59,15 @@ is "$(sql "select wamid from campaign_recipients where id = 6")" \
     wamid.old6 "rows sent under 0.1.0 were not sent again"
 
 # Newer than the programs: refused, by migrate and by the file alike.
-sql "update wapipe_schema set version = 10" >/dev/null
+sql "update wapipe_schema set version = 11" >/dev/null
 wa-campaign migrate >"$T/out" 2>"$T/err"
 is "$?" 65 "a database newer than the programs: 65"
-like "$(cat "$T/err")" "schema is version 10, newer than these programs' \(9\)" \
+like "$(cat "$T/err")" "schema is version 11, newer than these programs' \(10\)" \
     "... saying so"
 psql -X -q -v ON_ERROR_STOP=1 -f "$TOP/sql/schema.sql" >/dev/null 2>"$T/err"
 ok "sql/schema.sql refuses it too" test "$?" -ne 0
 like "$(cat "$T/err")" "newer than this one" "... saying so"
-is "$(version)" 10 "the version is left alone"
+is "$(version)" 11 "the version is left alone"
 
 # A step that fails: nothing of it stays. A table in the way of one the
 # schema makes (recipient_errors without the column its index needs).
@@ -83,7 +83,7 @@ is "$(PGDATABASE=broken sql "select to_regclass('wapipe_schema') is null
     "and indeed: no version table, no new column"
 
 # Version 2 (the schema before the rules of the road), with a campaign
-# half done: upgraded to 9, its rows kept, and the rules then apply to it.
+# half done: upgraded to 10, its rows kept, and the rules then apply to it.
 V2=f2ccedb
 sql "create database v2" >/dev/null
 git -C "$TOP" show "$V2:sql/schema.sql" >"$T/v2.sql"
@@ -97,7 +97,7 @@ sum2() {
 }
 before=$(sum2)
 PGDATABASE=v2 wa-campaign migrate >"$T/out" 2>"$T/err"
-is "$(cat "$T/out")" "schema version 2: upgraded to 9" "from version 2 to 9"
+is "$(cat "$T/out")" "schema version 2: upgraded to 10" "from version 2 to 10"
 is "$(sum2)" "$before" "... every row kept"
 is "$(PGDATABASE=v2 sql "select weight || priority from campaigns
     where id = $c2")" 1normal "... campaigns get the new settings' defaults"
@@ -120,20 +120,20 @@ older() {
 	PGDATABASE=v$1 wa-campaign migrate >"$T/out" 2>"$T/err"
 }
 
-# Version 3 (before one run per campaign): upgraded to 9, the table of
+# Version 3 (before one run per campaign): upgraded to 10, the table of
 # runs made, and run holds and lets go of a campaign on it.
 c3=$(older 3 89d6f1a)
-is "$(cat "$T/out")" "schema version 3: upgraded to 9" "from version 3 to 9"
+is "$(cat "$T/out")" "schema version 3: upgraded to 10" "from version 3 to 10"
 PGDATABASE=v3 wa-campaign run -r 1000 "$c3" 2>"$T/err"
 is "$?" 0 "... and wa-campaign run takes a campaign to its end on it"
 is "$(PGDATABASE=v3 sql "select count(*) from campaign_runs")" 0 \
     "... letting it go at the end"
 
-# Version 4 (before the claim token): upgraded to 9; a wa-claim of the
+# Version 4 (before the claim token): upgraded to 10; a wa-claim of the
 # release before, still running through the upgrade, calls the claim
 # with two arguments and still claims; the new one marks its rows.
 c4=$(older 4 abe710f)
-is "$(cat "$T/out")" "schema version 4: upgraded to 9" "from version 4 to 9"
+is "$(cat "$T/out")" "schema version 4: upgraded to 10" "from version 4 to 10"
 is "$(PGDATABASE=v4 sql "select count(*) from wapipe_claim($c4, 2)")" 2 \
     "... the claim of the release before still claims"
 PGDATABASE=v4 wa-claim -c "$c4" --once 2>/dev/null >"$T/claimed4"
@@ -142,24 +142,24 @@ is "$(PGDATABASE=v4 sql "select count(distinct claim_token)
     and status = 'sending' and claim_token is not null")" 1 \
     "... and wa-claim marks the rows it claims with its token"
 
-# Version 5 (before check's WABA id): upgraded to 9; its campaigns keep
+# Version 5 (before check's WABA id): upgraded to 10; its campaigns keep
 # their rows and gain the column check reads.
 c5=$(older 5 d1e6540)
-is "$(cat "$T/out")" "schema version 5: upgraded to 9" "from version 5 to 9"
+is "$(cat "$T/out")" "schema version 5: upgraded to 10" "from version 5 to 10"
 is "$(PGDATABASE=v5 sql "select count(*), count(waba_id) from campaigns c
     join campaign_recipients r on r.campaign_id = c.id
     where c.id = $c5")" "5|0" "... its campaign's rows kept, no WABA id yet"
 
-# Version 6 (the last release before scheduling): upgraded to 9; its
+# Version 6 (the last release before scheduling): upgraded to 10; its
 # campaigns keep their state and rows.
 c6=$(older 6 8e1129d)
-is "$(cat "$T/out")" "schema version 6: upgraded to 9" "from version 6 to 9"
+is "$(cat "$T/out")" "schema version 6: upgraded to 10" "from version 6 to 10"
 is "$(PGDATABASE=v6 sql "select c.state, count(*) from campaigns c
     join campaign_recipients r on r.campaign_id = c.id
     where c.id = $c6 group by 1")" "running|5" "... its campaign's rows kept"
 
 # Version 7 (the last before claims of their own), with rows in flight:
-# upgraded to 9, each claim in flight listed, so that wa-reconcile still
+# upgraded to 10, each claim in flight listed, so that wa-reconcile still
 # finds the rows a dead pipeline left sending; a claim's rows then stay
 # in phase 0 and their claim is listed.
 sql "create database v7" >/dev/null
@@ -169,7 +169,7 @@ c7=$(PGDATABASE=v7 campaign 6)
 PGDATABASE=v7 sql "select count(*) from wapipe_claim($c7, 2, 5)" >/dev/null
 PGDATABASE=v7 sql "select count(*) from wapipe_claim($c7, 1, 6)" >/dev/null
 PGDATABASE=v7 wa-campaign migrate >"$T/out" 2>"$T/err"
-is "$(cat "$T/out")" "schema version 7: upgraded to 9" "from version 7 to 9"
+is "$(cat "$T/out")" "schema version 7: upgraded to 10" "from version 7 to 10"
 is "$(PGDATABASE=v7 sql "select count(*), sum(cardinality(ids))
     from campaign_claims where campaign_id = $c7")" "2|3" \
     "... its rows in flight listed, a claim for each time they were claimed at"
@@ -182,7 +182,7 @@ is "$(PGDATABASE=v7 sql "select string_agg(distinct phase::text, ',')
     sql "select count(*) from campaign_claims where token = 7")" "0 1" \
     "... a claim after leaves its rows in phase 0, and lists its claim"
 
-# Version 8, with rows in every phase: upgraded to 9, status_at and
+# Version 8, with rows in every phase: upgraded to 10, status_at and
 # status (what a status changes) made again after every other column but
 # phase, the wamid index made on the wamid's key, each row's status, time, phase and wamid kept, its check and
 # default kept, the indexes on phase made again.
@@ -200,7 +200,7 @@ rows8="select string_agg(id || status || phase || coalesce(status_at::text,
     '') || coalesce(wamid, ''), ',' order by id) from campaign_recipients"
 before=$(PGDATABASE=v8 sql "$rows8")
 PGDATABASE=v8 wa-campaign migrate >"$T/out" 2>"$T/err"
-is "$(cat "$T/out")" "schema version 8: upgraded to 9" "from version 8 to 9"
+is "$(cat "$T/out")" "schema version 8: upgraded to 10" "from version 8 to 10"
 is "$(PGDATABASE=v8 sql "$rows8")" "$before" \
     "... every row's status, time, phase and wamid kept"
 is "$(PGDATABASE=v8 sql "select string_agg(attname, ' ' order by attnum)
@@ -219,15 +219,10 @@ is "$?" 1 "... and the check on status holds"
 is "$(PGDATABASE=v8 sql "select count(*) from pg_indexes where tablename =
     'campaign_recipients' and indexdef like '%phase%'")" 2 \
     "... the pending and unsettled indexes made again"
-is "$(PGDATABASE=v8 sql "select (indexdef like '%wamid_key(wamid)%')::text
-    || (select count(*) from campaign_recipients
-    where wamid_key(wamid) = wamid_key('wamid.v8-3') and wamid = 'wamid.v8-3')
-    from pg_indexes where indexname = 'campaign_recipients_wamid'")" true1 \
-    "... the wamid index made again on the wamid's key, which finds the row"
-like "$(PGDATABASE=v8 sql "set enable_seqscan = off; explain select id
-    from campaign_recipients c where wamid_key(c.wamid) = wamid_key('w')
-    and c.wamid = 'w'")" "Index Scan using campaign_recipients_wamid" \
-    "... and serves a lookup by wamid as statusdb.c writes it"
+is "$(PGDATABASE=v8 sql "select count(*) from pg_indexes
+    where indexname = 'campaign_recipients_wamid'") $(PGDATABASE=v8 sql \
+    "select to_regprocedure('wamid_key(text)') is null")" "0 t" \
+    "... the wamid index dropped (version 10), and its key's function"
 PGDATABASE=v8 wa-reconcile --stale-after 0 >"$T/out" 2>&1
 like "$(cat "$T/out")" "campaign $c8: moved 1 rows from sending" \
     "... and wa-reconcile finds the row in flight"

@@ -139,9 +139,12 @@ c=$(campaign 8)
 sql "update campaign_recipients set status = 'sent', attempt = 1,
     wamid = 'wamid.' || id where campaign_id = $c" >/dev/null
 first=$(sql "select min(id) from campaign_recipients where campaign_id = $c")
+# st N STATUS TIMESTAMP: a status of the campaign's row N, to its
+# number (the test's numbering: +1555 and N in seven digits).
 st() {
-	printf '{"id":"wamid.%s","status":"%s","timestamp":%s}' \
+	printf '{"id":"wamid.%s","status":"%s","timestamp":%s,' \
 	    "$(($1 + first - 1))" "$2" "$3"
+	printf '"recipient_id":"1555%07d"}' "$1"
 }
 body() {
 	printf '{"object":"whatsapp_business_account","entry":[{"id":"1",'
@@ -189,7 +192,7 @@ ok "--reject gets the five lines, byte for byte" cmp -s "$T/rej4" \
 # of 3 bytes keep 170 (510 bytes); cut in a character, Postgres would
 # refuse the whole batch.
 title=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "\342\234\223" }')
-body "$(printf '{"id":"wamid.%s","status":"failed","timestamp":"1750000009","errors":[{"code":131026,"title":"%s"}]}' \
+body "$(printf '{"id":"wamid.%s","status":"failed","timestamp":"1750000009","recipient_id":"15550000002","errors":[{"code":131026,"title":"%s"}]}' \
     "$((first + 1))" "$title")" | wa-status-ingest 2>"$T/err"
 is "$?" 0 "a long error title: exit 0"
 is "$(sql "select status || ' ' || error_title from campaign_recipients

@@ -43,7 +43,7 @@ jq -c 'select(.wamid != null) | {object: "whatsapp_business_account",
     entry: [{id: "1", changes: [{field: "messages", value: {
     messaging_product: "whatsapp", statuses: [{id: .wamid,
     status: "delivered", timestamp: (now | floor | tostring),
-    recipient_id: "1"}]}}]}]}' "$FAKE_LOG" |
+    recipient_id: (.to | ltrimstr("+"))}]}}]}]}' "$FAKE_LOG" |
     wa-status-ingest --metrics "$M/ingest.prom" 2>"$T/ingest.err"
 is "$?" 0 "wa-status-ingest exits 0"
 ok "... having applied the statuses" test "$(sql "select count(*)

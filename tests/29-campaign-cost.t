@@ -157,10 +157,12 @@ sql "update campaign_recipients set status = 'sent', attempt = 1,
     where campaign_id = $c and id = 6" >/dev/null
 mk='"pricing":{"billable":true,"pricing_model":"PMP","category":"marketing","type":"regular"}'
 free='"pricing":{"billable":false,"pricing_model":"PMP","category":"utility","type":"free_customer_service"}'
-# st ID STATUS TS [EXTRA]: a status of wamid.ID.
+# st ID STATUS TS [EXTRA [TO]]: a status of wamid.ID, to the number of
+# row TO (ID).
 st() {
-	printf '{"id":"wamid.%s","status":"%s","timestamp":"%s","recipient_id":"1"%s}' \
-	    "$1" "$2" "$3" "${4:+,$4}"
+	printf '{"id":"wamid.%s","status":"%s","timestamp":"%s","recipient_id":"%s"%s}' \
+	    "$1" "$2" "$3" "$(sql "select coalesce(max(substr(phone, 2)), '1')
+	    from campaign_recipients where id = ${5:-$1}")" "${4:+,$4}"
 }
 body() {
 	printf '{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"statuses":[%s]},"field":"messages"}]}]}\n' "$1"
@@ -191,7 +193,7 @@ is "$(sql "select r.id || ' ' || r.status || ' ' || coalesce(k.category,
 	# 5: failed: never charged.
 	body "$(st 5 failed 1750000002 "$mk")"
 	# A status for a message not recorded yet: kept with its pricing.
-	body "$(st 99 delivered 1750000002 "$mk")"
+	body "$(st 99 delivered 1750000002 "$mk" 6)"
 } >"$T/hooks2"
 wa-status-ingest -n 1 <"$T/hooks2" 2>"$T/err"
 is "$(sql "select r.id || ' ' || k.category || ' ' || k.type from

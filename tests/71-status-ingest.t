@@ -15,10 +15,12 @@ sql "update campaign_recipients set status = 'sent', attempt = 1,
     update campaign_recipients set status = 'read', wamid = 'wamid.9'
     where id = 9" >/dev/null
 
-# st WAMID STATUS TS [RECIPIENT-ID [EXTRA]]: one status object.
+# st WAMID STATUS TS [ROW [EXTRA [TO]]]: one status object, for the
+# person of row TO (WAMID's number: the test's numbering, row N being
+# +1555 and N in seven digits), naming ROW in its callback data.
 st() {
 	printf '{"id":"wamid.%s","status":"%s","timestamp":"%s",' "$1" "$2" "$3"
-	printf '"recipient_id":"15550000001"'
+	printf '"recipient_id":"1555%07d"' "${6:-$1}"
 	[ -n "${4:-}" ] &&
 	    printf ',"biz_opaque_callback_data":"wapipe:%s:1"' "$4"
 	printf '%s}' "${5:-}"
@@ -89,14 +91,15 @@ is "$(row 4)" 'delivered|1750000050||' \
 is "$(sql 'select wamid from campaign_recipients where id = 4')" wamid.44 \
     "its wamid is the status's (wa-record's may never come: tests/74)"
 
-# By wamid alone it waits in unmatched_statuses until the wamid appears.
-body "$(st 55 delivered 1750000060)" | ingest
+# By wamid alone (found among its person's rows) it waits in
+# unmatched_statuses until the wamid appears.
+body "$(st 55 delivered 1750000060 '' '' 5)" | ingest
 is "$(row 5)" 'sending|||' 'a status for an unknown wamid: the row waits'
 is "$(sql "select wamid, status, extract(epoch from status_at)::bigint
     from unmatched_statuses")" 'wamid.55|delivered|1750000060' \
     'and the status is kept'
 is "$(metric wa_status_ingest_unmatched_kept_total)" 1 'counted as kept'
-body "$(st 55 delivered 1750000060)" | ingest
+body "$(st 55 delivered 1750000060 '' '' 5)" | ingest
 is "$(sql 'select count(*) from unmatched_statuses')" 1 \
     'a duplicate is kept once'
 sql "update campaign_recipients set wamid = 'wamid.55' where id = 5"
@@ -138,13 +141,13 @@ is "$(row 9)" 'read|||' 'a read row never goes back to sent'
 # without id, value.errors, inbound messages, another field, another
 # object, a foreign biz_opaque_callback_data, two entries and two changes
 # in one body, invalid JSON.
-nors='{"id":"wamid.8","status":"delivered","timestamp":1750000070}'
-played='{"id":"wamid.10","status":"played","timestamp":1750000080.0}'
+nors='{"id":"wamid.8","status":"delivered","timestamp":1750000070,"biz_opaque_callback_data":"wapipe:8:1"}'
+played='{"id":"wamid.10","status":"played","timestamp":1750000080.0,"recipient_id":"15550000010"}'
 foreign=$(st 11 delivered 1750000090 '' ',"biz_opaque_callback_data":"some data"')
 sysrr='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"messaging_product":"whatsapp","metadata":{},"errors":[{"code":130429,"title":"Rate limit hit","message":"Rate limit hit","error_data":{"details":"Too many"},"href":"/x"}]},"field":"messages"}]}]}'
 inbound='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"contacts":[{"wa_id":"1555","user_id":"US.1"}],"messages":[{"from":"1555","id":"wamid.in","timestamp":"1","type":"text","text":{"body":"hi"}}]},"field":"messages"}]}]}'
 tmpl='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"display_phone_number":"15550783881","decision":"APPROVED","requested_verified_name":"Clinic"},"field":"phone_number_name_update"}]}]}'
-multi='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"statuses":[{"id":"wamid.12","status":"sent","timestamp":"1750000001"}]},"field":"messages"},{"value":{"statuses":[{"id":"wamid.12","status":"delivered","timestamp":"1750000002"}]},"field":"messages"}]},{"id":"2","changes":[{"value":{"statuses":[{"id":"wamid.12","status":"read","timestamp":"1750000003"}]},"field":"messages"}]}]}'
+multi='{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"statuses":[{"id":"wamid.12","status":"sent","timestamp":"1750000001","recipient_id":"15550000012"}]},"field":"messages"},{"value":{"statuses":[{"id":"wamid.12","status":"delivered","timestamp":"1750000002","recipient_id":"15550000012"}]},"field":"messages"}]},{"id":"2","changes":[{"value":{"statuses":[{"id":"wamid.12","status":"read","timestamp":"1750000003","recipient_id":"15550000012"}]},"field":"messages"}]}]}'
 {
 	body "$nors" "$played" "$foreign"
 	body "$(st 2 deleted 1750000100)" "$(st 2 warning 1750000100)" \
@@ -233,11 +236,14 @@ cat >"$T/meta.json" <<'EOF'
   ]
 }
 EOF
-sql "update campaign_recipients set wamid =
-    'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQUFERjg0NDEzNDdFODU3MUMxMAA=',
-    status = 'sending' where id = 10" >/dev/null
+# (its recipient, +16505551234, a row of its own)
+m=900
+sql "insert into campaign_recipients (id, campaign_id, phone, status,
+    attempt, wamid) values ($m, $cid, '+16505551234', 'sending', 1,
+    'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQUFERjg0NDEzNDdFODU3MUMxMAA=')" \
+    >/dev/null
 tr '\n' ' ' <"$T/meta.json" | ingest
-is "$(row 10)" 'sent|1750030073||' "Meta's sent example"
+is "$(row "$m")" 'sent|1750030073||' "Meta's sent example"
 
 # Kept statuses expire after --unmatched-ttl.
 body "$(st 77 sent 1750000000)" | ingest
@@ -264,7 +270,7 @@ f2=',"errors":[{"code":131026,"message":"(#131026) Message undeliverable","error
 f3=',"errors":[{"title":"Something odd"}]'
 f4=',"errors":[{"code":131049,"message":"(#131049) This message was not delivered to maintain healthy ecosystem engagement."}]'
 body "$(st 13 failed 1751143100 13 "$f1")" "$(st 14 failed 1751143100 '' "$f2")" \
-    "$(st 15 failed 1751143100 15 "$f3")" "$(st 1616 failed 1751143100 '' "$f4")" |
+    "$(st 15 failed 1751143100 15 "$f3")" "$(st 1616 failed 1751143100 '' "$f4" 16)" |
     ingest
 is "$(cls 13)" 'failed|131026|permanent|Message undeliverable' \
     '131026 by webhook: permanent'

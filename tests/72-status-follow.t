@@ -19,6 +19,7 @@ body() {
 		[ "$i" -gt "$2" ] && printf ','
 		printf '{"id":"wamid.%s","status":"%s","timestamp":"%s",' \
 		    "$i" "$1" $((1750000000 + i))
+		printf '"recipient_id":"1555%07d",' "$i"
 		printf '"biz_opaque_callback_data":"wapipe:%s:1"}' "$i"
 		i=$((i + 1))
 	done

@@ -26,15 +26,16 @@ sql "update campaign_recipients set attempt = 1, status = 'unknown'
     update campaign_recipients set attempt = 1, status = 'sent',
     wamid = 'wamid.taken' where id = $r4" >/dev/null
 
-# body WAMID STATUS RECIPIENT-ID: a webhook body with one status, naming
-# its row in biz_opaque_callback_data as wa-send does.
+# body WAMID STATUS ROW [TO]: a webhook body with one status to the
+# person whose number is TO (15550000001), naming ROW in its
+# biz_opaque_callback_data as wa-send does.
 body() {
 	printf '{"object":"whatsapp_business_account","entry":[{"id":"1",'
 	printf '"changes":[{"value":{"messaging_product":"whatsapp",'
 	printf '"metadata":{"display_phone_number":"15550783881",'
 	printf '"phone_number_id":"106540352242922"},"statuses":[{"id":"%s",' "$1"
 	printf '"status":"%s","timestamp":"1750000000",' "$2"
-	printf '"recipient_id":"15550000001",'
+	printf '"recipient_id":"%s",' "${4:-15550000001}"
 	printf '"biz_opaque_callback_data":"wapipe:%s:1"}]},' "$3"
 	printf '"field":"messages"}]}]}\n'
 }
@@ -46,7 +47,9 @@ row() {
 {
 	body wamid.lost sent "$r1"
 	body wamid.copy delivered "$r2"
-	body wamid.taken delivered "$r3"
+	body wamid.taken delivered "$r3" \
+	    "$(sql "select substr(phone, 2) from campaign_recipients
+	    where id = $r4")"
 } | wa-status-ingest 2>"$T/err"
 is "$?" 0 "wa-status-ingest applies the batch"
 is "$(row "$r1")" "sent wamid.lost" \
@@ -66,6 +69,47 @@ is "$(row 999999)" "delivered wamid.later" \
 is "$(cat "$T/err")" "" "nothing to complain of"
 is "$(sql "select count(*) from unmatched_statuses
     where wamid = 'wamid.copy'")" 0 "another's status is not kept either"
+
+# No index on the wamid (sql/schema.sql, version 10): a status that
+# names no row is looked for among its person's rows, in any campaign:
+# by the number Meta gives (recipient_id), which may be the wa_id an
+# answer gave (an old Brazilian account's, the ninth digit missing), or
+# by the number their user id was seen with. One that names neither its
+# row nor its person cannot be found: it is kept, and moves nothing.
+c2=$(campaign 3)
+q1=$(sql "select min(id) from campaign_recipients where campaign_id = $c2")
+q2=$((q1 + 1)) q3=$((q1 + 2))
+sql "update campaign_recipients set attempt = 1, status = 'sent',
+    wamid = 'wamid.c2.' || (id - $q1 + 1) where campaign_id = $c2;
+    update campaign_recipients set wa_id = '1555000002' where id = $q2;
+    insert into user_ids (user_id, phone) values ('US.q3', '+15550000003')" \
+    >/dev/null
+# bare WAMID STATUS [FIELDS]: a body with one status without callback
+# data, with FIELDS (",recipient_id":... and so on).
+bare() {
+	printf '{"object":"whatsapp_business_account","entry":[{"id":"1",'
+	printf '"changes":[{"value":{"messaging_product":"whatsapp",'
+	printf '"statuses":[{"id":"%s","status":"%s",' "$1" "$2"
+	printf '"timestamp":"1750000000"%s}]},' "${3:-}"
+	printf '"field":"messages"}]}]}\n'
+}
+kept() {
+	sql "select count(*) from unmatched_statuses where wamid = '$1'"
+}
+{
+	bare wamid.c2.1 delivered ',"recipient_id":"15550000001"'
+	bare wamid.c2.2 read ',"recipient_id":"1555000002"'
+	bare wamid.c2.3 delivered ',"recipient_user_id":"US.q3"'
+} | wa-status-ingest 2>>"$T/err"
+bare wamid.c2.1 read | wa-status-ingest 2>>"$T/err"
+is "$(row "$q1")" "delivered wamid.c2.1" \
+    "a status naming no row: found by its person's number, in another campaign"
+is "$(row "$q2")" "read wamid.c2.2" "... by the wa_id an answer gave"
+is "$(row "$q3")" "delivered wamid.c2.3" "... by the number of its user id"
+is "$(kept wamid.c2.1)" 1 \
+    "one naming neither row nor person is kept, moving nothing"
+is "$(row "$r1") $(row "$r2")" "sent wamid.lost sent wamid.own" \
+    "... and the rows of the first campaign are untouched"
 
 # wa-record's result coming after the webhook: the same wamid is no
 # stale result (the everyday race of a fast webhook); another is.

@@ -170,7 +170,7 @@ msgs=$msgs'{"from":"15550000014","type":"text","text":{"body":"stop\u0000"}},'
 msgs=$msgs'{"from":"15550000015","type":"text","text":{"body":"'
 msgs=$msgs$(printf 'x%.0s' $(seq 1 200))'"}}'
 printf '%s\n' \
-    '{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"metadata":{"phone_number_id":"'$PN'"},"messages":['"$msgs"'],"statuses":[{"id":"wamid.c","status":"delivered","timestamp":"1750000000"}]},"field":"messages"},{"value":{"messages":[{"from":"15550000016","type":"text","text":{"body":"stop"}}]},"field":"messages"}]}]}' \
+    '{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"metadata":{"phone_number_id":"'$PN'"},"messages":['"$msgs"'],"statuses":[{"id":"wamid.c","status":"delivered","timestamp":"1750000000","recipient_id":"15550000099"}]},"field":"messages"},{"value":{"messages":[{"from":"15550000016","type":"text","text":{"body":"stop"}}]},"field":"messages"}]}]}' \
     >"$T/odd"
 wa-status-ingest <"$T/odd" 2>"$T/odd.err"
 is "$?" 0 "a body with odd messages is no error (exit 0)"
@@ -195,7 +195,7 @@ sql "insert into campaign_recipients (campaign_id, phone, template_params,
     (phone <> '+15550000019')" >/dev/null
 {
 	stop 15550000018
-	printf '%s\n' '{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"statuses":[{"id":"wamid.r","status":"delivered","timestamp":"1750000000"}]},"field":"messages"}]}]}'
+	printf '%s\n' '{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"value":{"statuses":[{"id":"wamid.r","status":"delivered","timestamp":"1750000000","recipient_id":"15550000098"}]},"field":"messages"}]}]}'
 	stop 15550000019
 	stop 15550000020
 } | wa-status-ingest 2>"$T/refused.err"

@@ -139,7 +139,7 @@ is "$(n_in)" 12 'the same body read twice more: nothing inserted'
 # (d) Odd shapes beside a status, in one batch: a message without id,
 # one without type or sender, one that is not an object, a type never
 # seen; a text from a phone messaged two days ago (outside 24 h).
-STATUSES='{"id":"wamid.out.1","status":"read","timestamp":"'$NOW'"}' \
+STATUSES='{"id":"wamid.out.1","status":"read","timestamp":"'$NOW'","recipient_id":"15550000001"}' \
     body '{"from":"15550000007","timestamp":"'$NOW'","type":"text","text":{"body":"no id"}}' \
     '{"id":"wamid.in.x1","timestamp":"'$NOW'"}' '"just a string"' \
     "$(msg 15550000007 x2 order '"order":{"catalog_id":"1","product_items":[{"quantity":2}]}')" \
@@ -283,7 +283,7 @@ is "$(sql "select count(*) || '|' || count(distinct wamid) from
 # and the other message of its batch are applied.
 sql "alter table inbound_messages add constraint no_poison
     check (body is distinct from 'poison')" >/dev/null
-{ printf '\n'; STATUSES='{"id":"wamid.out.2","status":"read","timestamp":"'$NOW'"}' \
+{ printf '\n'; STATUSES='{"id":"wamid.out.2","status":"read","timestamp":"'$NOW'","recipient_id":"15550000002"}' \
     body "$(msg 15550000009 p1 text '"text":{"body":"poison"}')" \
     "$(msg 15550000009 p2 text '"text":{"body":"fine"}')"; } >"$T/p.ndjson"
 wa-status-ingest <"$T/p.ndjson" 2>"$T/p.err"
@@ -332,5 +332,18 @@ ok "one reply read $read_n rows of the recipients' 3,007, not every settled one"
     test "$read_n" -lt 100
 is "$(col z2 "campaign_id, recipient_id")" "$cid|2" \
     'and is linked to the row of its phone with the latest status'
+
+# (j) A reply's context finds the message it answers among its sender's
+# rows (no index on the wamid: sql/schema.sql, version 10), however old
+# and whichever campaign: not the latest row, and not only within 24 h.
+o2=$(sql "select id from campaign_recipients where campaign_id = $cid2
+    and phone = '+15550000002'")
+body "$(msg 15550000002 j1 text '"text":{"body":"yes"},"context":{"from":"15550783881","id":"wamid.out2.'"$o2"'"}')" \
+    "$(msg 15550000004 j2 text '"text":{"body":"late yes"},"context":{"from":"15550783881","id":"wamid.out.4"}')" |
+    ingest
+is "$(col j1 "campaign_id, recipient_id")" "$cid2|$o2" \
+    "a reply's context: the row it answers, not its person's latest"
+is "$(col j2 "campaign_id, recipient_id")" "$cid|4" \
+    "... sent two days before, past the 24 h a reply without context has"
 
 done_testing

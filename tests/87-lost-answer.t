@@ -192,10 +192,12 @@ sql "update campaign_recipients set status = 'sent', attempt = 1,
     wamid = 'wamid.st' || (id - $first) where campaign_id = $c;
     update campaign_recipients set status = 'sending', wamid = null
     where id = $first + 7" >/dev/null
-# body K STATUS [EXTRA]: a webhook body with row first+K's status.
+# body K STATUS [EXTRA]: a webhook body with row first+K's status, to
+# its number (the test's numbering: +1555 and K + 1 in seven digits).
 body() {
 	printf '{"object":"whatsapp_business_account","entry":[{"id":"1",'
 	printf '"changes":[{"value":{"statuses":[{"id":"wamid.st%s",' "$1"
+	printf '"recipient_id":"1555%07d",' $(($1 + 1))
 	printf '"status":"%s","timestamp":"%s"%s}]},"field":"messages"}]}]}\n' \
 	    "$2" $((1750000000 + $1)) "${3:-}"
 }

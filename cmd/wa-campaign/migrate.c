@@ -40,7 +40,7 @@ must(PGconn *conn, const char *sql, const char *what)
 }
 
 /* The schema version of this release; sql/schema.sql records the same. */
-#define SCHEMA_VERSION 9
+#define SCHEMA_VERSION 10
 
 int
 cmd_migrate(struct opts *o)

@@ -57,11 +57,17 @@
 #include "pg/statusdb.h"
 
 /*
- * Row c is the one whose wamid is w: through the index on its key
- * (sql/schema.sql's wamid_key), then the wamid itself.
+ * The ids of the rows of the person whose number is phone ("+" and
+ * digits, or their wa_id with a "+"): those of their number in any
+ * campaign, and those whose answer gave that wa_id (an old Brazilian
+ * account's, the ninth digit missing). How a wamid is found: among its
+ * person's rows, a handful, not through an index on the wamid, which
+ * would cost every result an entry (sql/schema.sql, version 10).
  */
-#define BY_WAMID(c, w) \
-    "wamid_key(" c ".wamid) = wamid_key(" w ") AND " c ".wamid = " w
+#define ROWS_OF(phone) "(SELECT rp.recipient_id AS id" \
+    " FROM campaign_phones rp WHERE rp.phone = " phone \
+    " UNION ALL SELECT rw.id FROM campaign_recipients rw" \
+    " WHERE rw.wa_id = substr(" phone ", 2))"
 
 /*
  * The update both statements end with, from m0(id, wamid, status, at,
@@ -84,9 +90,7 @@
     "   AS pricing FROM m0" \
     "  ORDER BY id, status_rank(status) DESC, at)," \
     " upd AS (UPDATE campaign_recipients r SET status = m.status," \
-    "   wamid = CASE WHEN r.wamid IS NULL AND NOT EXISTS (SELECT 1" \
-    "     FROM campaign_recipients x WHERE " BY_WAMID("x", "m.wamid") ")" \
-    "    THEN m.wamid ELSE r.wamid END," \
+    "   wamid = coalesce(r.wamid, m.wamid)," \
     "   status_at = coalesce(m.at, now())," \
     "   error_code = CASE WHEN m.status = 'failed' THEN m.code END," \
     "   error_title = CASE WHEN m.status = 'failed' THEN m.title END," \
@@ -151,22 +155,19 @@
     "  SELECT DISTINCT ON (i.key) i.key, i.phone, i.wa_id, i.bsuid," \
     "   i.pnid, coalesce(i.type, 'unknown'), i.body, i.payload," \
     "   i.media_id, i.context, i.at, i.raw, r.campaign_id, r.id FROM i" \
-    "  LEFT JOIN LATERAL (SELECT * FROM (SELECT 0 AS o, true AS own," \
-    "    c.id, c.campaign_id, NULL::timestamptz AS t" \
-    "    FROM campaign_recipients c WHERE " BY_WAMID("c", "i.context") \
-    "    UNION ALL SELECT 1, g.phone_number_id IS NOT DISTINCT FROM" \
-    "    i.pnid, c.id, c.campaign_id, greatest(c.status_at, c.claimed_at)" \
-    "    FROM (SELECT p.recipient_id AS id FROM campaign_phones p" \
-    "     WHERE p.phone = coalesce(i.phone, " KNOWN("i.bsuid") ")" \
-    "     UNION ALL SELECT w.id FROM campaign_recipients w" \
-    "     WHERE w.wa_id = substr(i.phone, 2)) s" \
+    "  LEFT JOIN LATERAL (SELECT CASE WHEN c.wamid = i.context THEN 0" \
+    "    ELSE 1 END AS o, g.phone_number_id IS NOT DISTINCT FROM i.pnid" \
+    "    AS own, c.id, c.campaign_id," \
+    "    greatest(c.status_at, c.claimed_at) AS t" \
+    "    FROM " ROWS_OF("coalesce(i.phone, " KNOWN("i.bsuid") ")") " s" \
     "    JOIN campaign_recipients c ON c.id = s.id JOIN campaigns g" \
     "    ON g.id = c.campaign_id" \
-    "    WHERE c.phase = 2 AND c.status IN ('sent', 'delivered', 'read')" \
+    "    WHERE c.wamid = i.context OR c.phase = 2" \
+    "     AND c.status IN ('sent', 'delivered', 'read')" \
     "     AND (c.status_at BETWEEN i.at - interval '24 hours' AND i.at" \
     "      + interval '1 second' OR c.claimed_at BETWEEN i.at" \
-    "      - interval '24 hours' AND i.at + interval '1 second'))" \
-    "   x ORDER BY o, own DESC, t DESC, id DESC LIMIT 1) r ON true" \
+    "      - interval '24 hours' AND i.at + interval '1 second')" \
+    "   ORDER BY o, own DESC, t DESC, id DESC LIMIT 1) r ON true" \
     "  WHERE i.type IS DISTINCT FROM 'user_preferences'" \
     "   AND i.field IS NULL" \
     "  ORDER BY i.key" \
@@ -304,15 +305,19 @@
     "(" c ".wamid IS NULL AND (" att " IS NULL OR " att " = " c ".attempt" \
     " OR (" att " < " c ".attempt AND " status " <> 'failed')))"
 
+/* apply_sql's parameters, $1 to $18. */
+#define NPARAMS 18
+
 static const char *apply_sql =
     "WITH b0 AS (SELECT split_part(b.rx, ':', 1)::bigint AS rid,"
     "   nullif(split_part(b.rx, ':', 2), '')::integer AS att, b.wamid,"
     "   b.status, to_timestamp(b.ts) AS at, b.code, b.title, b.class,"
-    "   b.pricing, b.uid"
+    "   b.pricing, b.uid, b.ph"
     "  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[],"
     "   $5::integer[], $6::text[], $14::text[], $15::smallint[],"
-    "   $17::text[])"
-    "   AS b(rx, wamid, status, ts, code, title, class, pricing, uid)),"
+    "   $17::text[], $18::text[])"
+    "   AS b(rx, wamid, status, ts, code, title, class, pricing, uid,"
+    "   ph)),"
     " b AS (SELECT CASE WHEN c.wamid = b0.wamid THEN c.id"
     "    WHEN w.id IS NOT NULL THEN w.id"
     "    WHEN " OURS("b0.att", "b0.status", "c")
@@ -324,11 +329,16 @@ static const char *apply_sql =
     "    AND w.id IS NULL AND c.id IS NOT NULL"
     "    AND NOT " OURS("b0.att", "b0.status", "c") " AS alien"
     "  FROM b0 LEFT JOIN campaign_recipients c ON c.id = b0.rid"
-    /* The wamid's row looked up only when the named row is not it:
-     * the usual status (its row named and holding it) costs one probe. */
-    "  LEFT JOIN LATERAL (SELECT x.id, x.phone FROM campaign_recipients x"
-    "   WHERE " BY_WAMID("x", "b0.wamid")
-    "    AND c.wamid IS DISTINCT FROM b0.wamid"
+    /* The wamid's row looked up only when the named row is not it
+     * (the usual status, its row named and holding it, costs one
+     * probe), among the rows of the person it went to: by the number
+     * Meta gives, else the named row's, else the one their user id was
+     * seen with. */
+    "  LEFT JOIN LATERAL (SELECT x.id, x.phone"
+    "   FROM " ROWS_OF("coalesce(b0.ph, c.phone, (SELECT u.phone"
+    "    FROM user_ids u WHERE u.user_id = b0.uid))") " s"
+    "   JOIN campaign_recipients x ON x.id = s.id"
+    "   WHERE x.wamid = b0.wamid AND c.wamid IS DISTINCT FROM b0.wamid"
     "   LIMIT 1) w ON true),"
     " m0 AS (SELECT id, wamid, status, at, code, title, class, pricing"
     "  FROM b WHERE id IS NOT NULL),"
@@ -352,9 +362,9 @@ static const char *apply_sql =
     "   OR v.pricing IS NULL AND b.pricing IS NOT NULL)"
     "  RETURNING v.status),"
     " kept AS (INSERT INTO unmatched_statuses (wamid, status, recipient_id,"
-    "   status_at, error_code, error_title, pricing, attempt)"
+    "   status_at, error_code, error_title, pricing, attempt, phone)"
     "  SELECT b.wamid, b.status, b.rid, b.at, b.code, b.title, b.pricing,"
-    "   b.att FROM b"
+    "   b.att, b.ph FROM b"
     "  WHERE b.id IS NULL AND NOT b.alien AND NOT EXISTS (SELECT 1"
     "   FROM conversation_messages v WHERE v.wamid = b.wamid)"
     "  ON CONFLICT DO NOTHING RETURNING 1),"
@@ -412,7 +422,9 @@ static const char *retry_sql =
     "WITH cls AS (SELECT * FROM unnest($2::integer[], $3::text[])"
     "   AS x(code, class)),"
     " old AS (SELECT u.wamid, u.status, coalesce((SELECT c.id"
-    "   FROM campaign_recipients c WHERE " BY_WAMID("c", "u.wamid")
+    "   FROM " ROWS_OF("coalesce(u.phone, (SELECT n.phone FROM"
+    "    campaign_recipients n WHERE n.id = u.recipient_id))") " s"
+    "   JOIN campaign_recipients c ON c.id = s.id WHERE c.wamid = u.wamid"
     "   LIMIT 1),"
     "   (SELECT c.id FROM campaign_recipients c WHERE c.id = u.recipient_id"
     "   AND " OURS("u.attempt", "u.status", "c") ")) AS id"
@@ -447,11 +459,11 @@ num(struct wa_buf *a, int has, int64_t v)
 }
 
 /*
- * Nine array literals in a[0..8]: recipient ids, wamids, statuses,
+ * Ten array literals in a[0..9]: recipient ids, wamids, statuses,
  * timestamps, error codes, error titles (NULL where absent), the classes
  * of failed statuses' errors (NULL for the others), the pricing codes
- * (NULL where a status has none) and the recipients' user ids (NULL
- * where Meta gave none).
+ * (NULL where a status has none), the recipients' user ids and their
+ * numbers (NULL where Meta gave none).
  */
 static void
 arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
@@ -462,7 +474,7 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 	size_t k;
 	int i;
 
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < 10; i++)
 		wa_pg_array_start(&a[i]);
 	for (k = lo; k < hi; k++) {
 		s = &b->v[k];
@@ -492,8 +504,13 @@ arrays(const struct wa_status_batch *b, size_t lo, size_t hi,
 			wa_pg_array_add(&a[8], b->str.s + s->uid, s->uid_len);
 		else
 			wa_pg_array_null(&a[8]);
+		if (s->phone_len > 0)
+			wa_pg_array_add(&a[9], b->str.s + s->phone,
+			    s->phone_len);
+		else
+			wa_pg_array_null(&a[9]);
 	}
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < 10; i++)
 		wa_pg_array_end(&a[i]);
 }
 
@@ -641,7 +658,7 @@ static void
 submit(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	ready(k, "wa_status_apply", apply_sql, 0);
-	wa_pg_send(k->db, "wa_status_apply", apply_sql, 17, b->p);
+	wa_pg_send(k->db, "wa_status_apply", apply_sql, NPARAMS, b->p);
 	b->t0 = wa_now_ns();
 }
 
@@ -653,14 +670,15 @@ send_batch(struct wa_status_sink *k, struct wa_status_batch *b,
 	int i;
 
 	arrays(b, 0, b->n, b->arr);
-	texts(b, 0, b->nin, b->arr + 9);
+	texts(b, 0, b->nin, b->arr + 10);
 	for (i = 0; i < 6; i++)
 		b->p[i] = b->arr[i].s;
 	for (i = 0; i < 4; i++)
-		b->p[9 + i] = b->arr[9 + i].s;
+		b->p[9 + i] = b->arr[10 + i].s;
 	b->p[13] = b->arr[6].s;
 	b->p[14] = b->arr[7].s;
 	b->p[16] = b->arr[8].s;
+	b->p[17] = b->arr[9].s;
 	if (b->msgs.len == 0)
 		wa_buf_add(&b->msgs, "[", 1);
 	wa_buf_add(&b->msgs, "]", 1);
@@ -737,27 +755,28 @@ static void
 apply_range(struct wa_status_sink *k, struct wa_status_batch *b, size_t lo,
     size_t hi)
 {
-	struct wa_buf a[9] = { { 0 } };
-	const char *p[17];
+	struct wa_buf a[10] = { { 0 } };
+	const char *p[NPARAMS];
 	PGresult *res;
 	int i;
 
 	arrays(b, lo, hi, a);
 	p[15] = "[]";
 	p[16] = a[8].s;
+	p[17] = a[9].s;
 	for (i = 0; i < 6; i++)
 		p[i] = a[i].s;
 	p[6] = p[7] = p[8] = NULL;
 	p[9] = p[10] = p[11] = p[12] = "{}";
 	p[13] = a[6].s;
 	p[14] = a[7].s;
-	if ((res = run(k, apply_sql, 17, p)) == NULL)
+	if ((res = run(k, apply_sql, NPARAMS, p)) == NULL)
 		split(k, b, lo, hi);
 	else {
 		tally(res, &k->total, k->lag);
 		PQclear(res);
 	}
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < 10; i++)
 		wa_buf_free(&a[i]);
 }
 
@@ -769,8 +788,8 @@ static void
 optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 {
 	struct wa_buf a[4] = { { 0 } };
-	const char *p[17] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, "{}", "{}", "[]", "{}" };
+	const char *p[NPARAMS] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL,
+	    NULL, NULL, NULL, NULL, NULL, NULL, "{}", "{}", "[]", "{}", "{}" };
 	PGresult *res;
 	size_t j;
 	int i;
@@ -779,7 +798,7 @@ optouts(struct wa_status_sink *k, struct wa_status_batch *b)
 		texts(b, j, j + 1, a);
 		for (i = 0; i < 4; i++)
 			p[9 + i] = a[i].s;
-		if ((res = run(k, apply_sql, 17, p)) == NULL) {
+		if ((res = run(k, apply_sql, NPARAMS, p)) == NULL) {
 			if (k->refused != NULL)
 				k->refused(b->in[j].lineno,
 				    wa_pg_error(k->db));
@@ -818,8 +837,8 @@ line(const char *s)
 static void
 messages(struct wa_status_sink *k, struct wa_status_batch *b)
 {
-	const char *p[17] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL, NULL,
-	    NULL, "{}", "{}", "{}", "{}", "{}", "{}", NULL, "{}" };
+	const char *p[NPARAMS] = { "{}", "{}", "{}", "{}", "{}", "{}", NULL,
+	    NULL, NULL, "{}", "{}", "{}", "{}", "{}", "{}", NULL, "{}", "{}" };
 	struct wa_buf one = { 0 };
 	const char *s = b->msgs.s + 1;
 	PGresult *res;
@@ -844,7 +863,7 @@ messages(struct wa_status_sink *k, struct wa_status_batch *b)
 			wa_buf_add(&one, s + start, i + 1 - start);
 			wa_buf_add(&one, "]", 1);
 			p[15] = one.s;
-			if ((res = run(k, apply_sql, 17, p)) == NULL) {
+			if ((res = run(k, apply_sql, NPARAMS, p)) == NULL) {
 				if (k->refused != NULL)
 					k->refused(line(one.s),
 					    wa_pg_error(k->db));
@@ -896,17 +915,18 @@ wait_batch(struct wa_status_sink *k, struct wa_status_batch *b)
 			split(k, b, 0, b->n);
 			/* Then the checkpoint, past the batch, and the
 			   batch's opt-outs. */
-			last = run(k, apply_sql, 17, (const char *const[]){
-			    "{}", "{}", "{}", "{}", "{}", "{}", b->p[6],
-			    b->p[7], b->p[8], b->p[9], b->p[10], b->p[11],
-			    b->p[12], "{}", "{}", b->p[15], "{}" });
+			last = run(k, apply_sql, NPARAMS, (const char
+			    *const[]){ "{}", "{}", "{}", "{}", "{}", "{}",
+			    b->p[6], b->p[7], b->p[8], b->p[9], b->p[10],
+			    b->p[11], b->p[12], "{}", "{}", b->p[15], "{}",
+			    "{}" });
 			if (last == NULL && b->nin > 0) {
 				optouts(k, b);
-				last = run(k, apply_sql, 17, (const char
+				last = run(k, apply_sql, NPARAMS, (const char
 				    *const[]){ "{}", "{}", "{}", "{}", "{}",
 				    "{}", b->p[6], b->p[7], b->p[8], "{}",
 				    "{}", "{}", "{}", "{}", "{}", "[]",
-				    "{}" });
+				    "{}", "{}" });
 			}
 			if (last == NULL)
 				gone(k);

@@ -309,6 +309,8 @@ put(struct wa_status_batch *b, const char *s, size_t n)
 	return at;
 }
 
+static const char *digits(struct json_object *, const char *, size_t);
+
 /*
  * Adds status o to the batch; returns NULL, or why it cannot be applied
  * (it is then left out, and its line rejected).
@@ -320,7 +322,7 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	static char why[256];
 	struct json_object *idobj = wa_json_get(o, "id"), *err;
 	const char *id = wa_json_str(o, "id"), *st = wa_json_str(o, "status");
-	const char *title, *bad, *uid;
+	const char *title, *bad, *uid, *ph;
 	struct wa_status *s;
 	size_t bad_bytes;
 	int64_t ts;
@@ -383,6 +385,13 @@ status(struct wa_status_batch *b, struct json_object *o, const char *where,
 	    wa_bsuid_ok(uid)) {
 		s->uid_len = strlen(uid);
 		s->uid = put(b, uid, s->uid_len);
+	}
+	/* Who, by number (their wa_id: Meta may leave it out): how
+	   pg/statusdb.c finds the row of a wamid the named row lacks. */
+	if ((ph = digits(o, "recipient_id", 15)) != NULL) {
+		s->phone_len = strlen(ph) + 1;
+		s->phone = put(b, "+", 1);
+		put(b, ph, s->phone_len - 1);
 	}
 	if (k != WA_ST_FAILED || (err = array(o, "errors")) == NULL ||
 	    (err = json_object_array_get_idx(err, 0)) == NULL)
@@ -768,6 +777,9 @@ wa_status_reduce(struct wa_status_batch *b)
 			if (b->v[n].uid_len == 0)
 				b->v[n].uid = b->v[i].uid,
 				b->v[n].uid_len = b->v[i].uid_len;
+			if (b->v[n].phone_len == 0)
+				b->v[n].phone = b->v[i].phone,
+				b->v[n].phone_len = b->v[i].phone_len;
 		}
 	b->n = n + 1;
 }
@@ -791,6 +803,6 @@ wa_status_free(struct wa_status_batch *b)
 	free(b->in);
 	wa_buf_free(&b->str);
 	wa_buf_free(&b->msgs);
-	for (i = 0; i < 13; i++)
+	for (i = 0; i < 14; i++)
 		wa_buf_free(&b->arr[i]);
 }

@@ -49,6 +49,8 @@ struct wa_status {
 	size_t		 wamid, wamid_len;	/* in the batch's str */
 	size_t		 title, title_len;	/* title_len 0: none */
 	size_t		 uid, uid_len;	/* recipient_user_id (0: none) */
+	size_t		 phone, phone_len;	/* "+" and recipient_id's
+					   digits (0: none) */
 	unsigned long	 lineno;	/* of the body it came from */
 };
 
@@ -85,8 +87,8 @@ struct wa_status_batch {
 	uint64_t	 texts;		/* inbound texts read */
 	uint64_t	 events;		/* changes about the business
 					   (records/inbound.h) */
-	struct wa_buf	 arr[13];	/* the batch as array parameters */
-	const char	*p[17];		/* the statement's parameters */
+	struct wa_buf	 arr[14];	/* the batch as array parameters */
+	const char	*p[18];		/* the statement's parameters */
 	char		 tag[24];	/* this database's deployment tag */
 	char		 num[2][24];
 	const char	*spool;
