@@ -4,11 +4,13 @@
 # wa-send or wa-record) is unknown, without a wamid; its webhook settles
 # it, and is the only thing that will ever bring the wamid the API gave
 # (found by tests/83-chaos.t: rows sent and delivered without a wamid).
-# A wamid already recorded is kept, and one another row holds is never
-# taken. A status moves only its own row: the one that holds its wamid;
-# a status whose callback data names a row holding another wamid is
-# another system's (Meta sends every app of the account every status),
-# and moves nothing.
+# A wamid already recorded is kept. A status moves only its own row:
+# the one its callback data names, on that attempt, holding its wamid
+# or none yet (then it takes it: Meta gives each message its own wamid,
+# so no other row is looked at, and none is kept from holding it too);
+# else the one of its person that holds its wamid. A status whose
+# callback data names a row holding another wamid is another system's
+# (Meta sends every app of the account every status), and moves nothing.
 . "$(dirname "$0")/lib.sh"
 
 pg_start
@@ -56,8 +58,8 @@ is "$(row "$r1")" "sent wamid.lost" \
     "an unknown row settled by its webhook takes the webhook's wamid"
 is "$(row "$r2")" "sent wamid.own" \
     "a status whose wamid is not the row's moves nothing: another's"
-is "$(row "$r3") $(row "$r4")" "sending - delivered wamid.taken" \
-    "a wamid another row holds is that row's: it moves, the row named not"
+is "$(row "$r3") $(row "$r4")" "delivered wamid.taken sent wamid.taken" \
+    "the row named, on its attempt without a wamid, is the status's: no other is looked at"
 
 # Kept first (no such row yet), matched when the row appears: the same.
 body wamid.later delivered 999999 | wa-status-ingest 2>>"$T/err"

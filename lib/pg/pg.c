@@ -72,6 +72,11 @@ wa_pg_warn(PGconn *conn, PGresult *res, const char *what)
 /*
  * Connects, with timeouts so that a server gone silent is noticed
  * (libpq's own defaults wait for ever); a conninfo's own settings win.
+ * Without JIT: a batch's statement whose estimated cost passes
+ * jit_above_cost is compiled anew at each run, which cost the status
+ * statement half a second a batch of 1,000 (bench/status-race.sh).
+ * Where the SET does not hold (a pooler's transactions), or Postgres
+ * has no JIT, nothing else changes.
  */
 static PGconn *
 connect_pg(const char *conninfo)
@@ -81,8 +86,11 @@ connect_pg(const char *conninfo)
 	    "fallback_application_name", NULL };
 	const char *vals[] = { getenv("PGCONNECT_TIMEOUT") ? "" : "5", "10",
 	    "5", "3", wa_pg_conninfo(conninfo), wa_prog, NULL };
+	PGconn *conn = PQconnectdbParams(keys, vals, 1);
 
-	return PQconnectdbParams(keys, vals, 1);
+	if (PQstatus(conn) == CONNECTION_OK)
+		PQclear(PQexec(conn, "SET jit = off"));
+	return conn;
 }
 
 /* A connection, or NULL after saying why. */

@@ -288,18 +288,18 @@
     "  FROM cap)"
 
 /*
- * A status moves only its own row: the row that holds its wamid; else
- * the row its callback data names ($1: "id" or "id:attempt"), if that
- * row has no wamid yet and the attempt is the row's (OURS). An older
- * attempt's sent, delivered or read counts too: that message reached
- * the person (its row's next attempt went out, or may, because its
- * answer was lost), and settling the row is what keeps them from a
- * third; an older attempt's failure is stale and moves nothing. A
- * status that names a row which then is not its own (the row holds
- * another wamid, or the attempt is another's) is another system's or an
- * older attempt's: never applied, never kept, counted as foreign. (A tag
- * of another deployment is told apart by records/status.c, before the
- * batch.)
+ * A status moves only its own row: the row its callback data names
+ * ($1: "id" or "id:attempt") if that row holds its wamid, or has none
+ * yet and the attempt is the row's (OURS); else the row of its person
+ * that holds its wamid. An older attempt's sent, delivered or read
+ * counts too: that message reached the person (its row's next attempt
+ * went out, or may, because its answer was lost), and settling the row
+ * is what keeps them from a third; an older attempt's failure is stale
+ * and moves nothing. A status that names a row which then is not its
+ * own (the row holds another wamid, or the attempt is another's) is
+ * another system's or an older attempt's: never applied, never kept,
+ * counted as foreign. (A tag of another deployment is told apart by
+ * records/status.c, before the batch.)
  */
 #define OURS(att, status, c) \
     "(" c ".wamid IS NULL AND (" att " IS NULL OR " att " = " c ".attempt" \
@@ -329,16 +329,17 @@ static const char *apply_sql =
     "    AND w.id IS NULL AND c.id IS NOT NULL"
     "    AND NOT " OURS("b0.att", "b0.status", "c") " AS alien"
     "  FROM b0 LEFT JOIN campaign_recipients c ON c.id = b0.rid"
-    /* The wamid's row looked up only when the named row is not it
-     * (the usual status, its row named and holding it, costs one
-     * probe), among the rows of the person it went to: by the number
-     * Meta gives, else the named row's, else the one their user id was
-     * seen with. */
+    /* The wamid's row looked up only when the named row is not it and
+     * may not take it (the usual status, its row named and holding it
+     * or on its attempt without one yet, costs one probe), among the
+     * rows of the person it went to: by the number Meta gives, else the
+     * named row's, else the one their user id was seen with. */
     "  LEFT JOIN LATERAL (SELECT x.id, x.phone"
     "   FROM " ROWS_OF("coalesce(b0.ph, c.phone, (SELECT u.phone"
     "    FROM user_ids u WHERE u.user_id = b0.uid))") " s"
     "   JOIN campaign_recipients x ON x.id = s.id"
     "   WHERE x.wamid = b0.wamid AND c.wamid IS DISTINCT FROM b0.wamid"
+    "    AND (c.id IS NULL OR NOT " OURS("b0.att", "b0.status", "c") ")"
     "   LIMIT 1) w ON true),"
     " m0 AS (SELECT id, wamid, status, at, code, title, class, pricing"
     "  FROM b WHERE id IS NOT NULL),"
