@@ -118,10 +118,6 @@ rowdiff() {
 	    " (hot %5.2f)  del %5.2f a message\n", $1, v[2] / n, v[3] / n,
 	    v[4] / n, v[5] / n }' "$T/pg.0.rows" "$T/pg.1.rows"
 }
-# us TICKS N: microseconds per message.
-us() {
-	echo "$1 $2 $HZ" | awk '{ printf "%.1f", 1e6 * $1 / $3 / $2 }'
-}
 # timed NAME CMD...: CMD under /usr/bin/time into $T/time.NAME (user, sys,
 # max RSS); summed over runs with the same NAME by report.
 timed() {

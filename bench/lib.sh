@@ -61,6 +61,11 @@ ticks() {
 	    if (all != "") t += $14 + $15; print t }' "/proc/$1/stat" \
 	    2>/dev/null || echo 0
 }
+# us TICKS N: clock ticks as microseconds for each of N (messages,
+# statuses).
+us() {
+	echo "$1 $2 $HZ" | awk '{ printf "%.1f", 1e6 * $1 / $3 / $2 }'
+}
 # pgprocs: the cluster's processes and their CPU in clock ticks, a line
 # each: "reaped" (the postmaster's own, with its reaped children's), then
 # each live child's command line (without "postgres: ", spaces made _).

@@ -51,7 +51,6 @@ for k in 1 "$CAMPAIGNS"; do
 	n=$(sql "select count(*) from campaign_recipients
 	    where campaign_id = $c and status = 'sent'")
 	echo "people in $k campaign(s): $n of $PEOPLE statuses applied," \
-	    "postgres $(echo "$((p1 - p0)) $PEOPLE $HZ" |
-	    awk '{ printf "%.1f", 1e6 * $1 / $3 / $2 }') us/status"
+	    "postgres $(us $((p1 - p0)) "$PEOPLE") us/status"
 	first=$((last + 1))
 done
